@@ -1,0 +1,63 @@
+"""pytest-controlplane: acceptance tests for the control plane of AI agents.
+
+Everything public is importable from here; heavy modules load on first use, so importing the
+package (and the pytest plugin) stays cheap.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "ModelGateway": "pytest_controlplane.gateway.server",
+    "ScriptedModel": "pytest_controlplane.gateway.scripted",
+    "text": "pytest_controlplane.gateway.scripted",
+    "tool_use": "pytest_controlplane.gateway.scripted",
+    "ModelRequest": "pytest_controlplane.gateway.wire",
+    "Exchange": "pytest_controlplane.gateway.wire",
+    "Cassette": "pytest_controlplane.cassette.store",
+    "World": "pytest_controlplane.agents.world",
+    "ControlPlaneError": "pytest_controlplane.errors",
+    "ConfigError": "pytest_controlplane.errors",
+    "CassetteError": "pytest_controlplane.errors",
+    "CassetteNotFound": "pytest_controlplane.errors",
+    "CassetteCorrupt": "pytest_controlplane.errors",
+    "CassetteVersionMismatch": "pytest_controlplane.errors",
+    "UnusedInteractions": "pytest_controlplane.errors",
+    "GatewayError": "pytest_controlplane.errors",
+    "ReplayMiss": "pytest_controlplane.errors",
+    "ScriptExhausted": "pytest_controlplane.errors",
+    "UnusedScriptTurns": "pytest_controlplane.errors",
+    "MissingApiKey": "pytest_controlplane.errors",
+    "UpstreamError": "pytest_controlplane.errors",
+    "AgentError": "pytest_controlplane.errors",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_controlplane' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .agents.world import World
+    from .cassette.store import Cassette
+    from .errors import (AgentError, CassetteCorrupt, CassetteError, CassetteNotFound, CassetteVersionMismatch,
+                         ConfigError, ControlPlaneError, GatewayError, MissingApiKey, ReplayMiss, ScriptExhausted,
+                         UnusedInteractions, UnusedScriptTurns, UpstreamError)
+    from .gateway.scripted import ScriptedModel, text, tool_use
+    from .gateway.server import ModelGateway
+    from .gateway.wire import Exchange, ModelRequest

@@ -1,0 +1,85 @@
+"""An isolated world for one agent run: workspace, HOME, TMPDIR and Claude config dir.
+
+The environment it builds is hermetic and offline (facts measured on the Claude Code CLI, see
+DESIGN.md): the model is the gateway, nothing else is called, retries are off so a gateway
+refusal fails at once, and the ids the CLI sends are pinned so that a recorded and a replayed
+run send the same requests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+DUMMY_API_KEY = "sk-ant-controlplane-dummy-key"
+
+# Variables of the surrounding process that would change what the agent does or where it calls.
+_LEAKY_PREFIXES = ("ANTHROPIC_", "CLAUDE_", "CLAUDECODE", "AWS_", "GOOGLE_", "VERTEX_", "OTEL_")
+
+
+@dataclass(frozen=True)
+class World:
+    """The directories of one isolated agent run, and the environment that confines it."""
+
+    root: Path
+    test_id: str = "controlplane"
+
+    @classmethod
+    def create(cls, root: Path | str, test_id: str = "controlplane") -> World:
+        world = cls(Path(root).resolve(), test_id)
+        for directory in (world.workspace, world.home, world.config_dir, world.tmp):
+            directory.mkdir(parents=True, exist_ok=True)
+        settings = world.config_dir / ".claude.json"
+        if not settings.exists():
+            # A pinned userID makes metadata.user_id's device_id the same in every run of this test.
+            settings.write_text(json.dumps({"userID": world.user_id, "hasCompletedOnboarding": True}))
+        return world
+
+    @property
+    def workspace(self) -> Path:
+        return self.root / "workspace"
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def config_dir(self) -> Path:
+        return self.root / "config"
+
+    @property
+    def tmp(self) -> Path:
+        return self.root / "tmp"
+
+    @property
+    def user_id(self) -> str:
+        return hashlib.sha256(f"controlplane-user:{self.test_id}".encode()).hexdigest()
+
+    @property
+    def session_id(self) -> str:
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"controlplane-session:{self.test_id}"))
+
+    @property
+    def roots(self) -> dict[str, str]:
+        """Directories templated in cassettes as {{workspace}}, {{home}}, {{config}}, {{tmp}}."""
+        return {"workspace": str(self.workspace), "home": str(self.home), "config": str(self.config_dir),
+                "tmp": str(self.tmp)}
+
+    def env(self, base_url: str, *, extra: dict[str, str] | None = None) -> dict[str, str]:
+        """The full environment of an agent process: the parent's, minus credentials, plus ours."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(_LEAKY_PREFIXES)}
+        env.update({
+            "ANTHROPIC_BASE_URL": base_url,
+            "ANTHROPIC_API_KEY": DUMMY_API_KEY,
+            "CLAUDE_CONFIG_DIR": str(self.config_dir),
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "CLAUDE_CODE_MAX_RETRIES": "0",
+            "HOME": str(self.home),
+            "TMPDIR": str(self.tmp),
+        })
+        env.update(extra or {})
+        return env

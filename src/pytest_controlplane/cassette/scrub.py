@@ -1,0 +1,35 @@
+"""What never reaches a cassette: credentials, organisation ids, request ids, cookies."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..gateway.wire import HOP_BY_HOP
+
+SCRUBBED_REQUEST_HEADERS = frozenset({"x-api-key", "authorization", "cookie", "proxy-authorization", "host"})
+SCRUBBED_RESPONSE_HEADERS = frozenset(
+    {"set-cookie", "anthropic-organization-id", "request-id", "x-request-id", "cf-ray", "x-envoy-upstream-service-time"}
+)
+REDACTED = "<scrubbed>"
+
+
+def request_headers(headers: Mapping[str, str]) -> dict[str, list[str]]:
+    return {k: [v] for k, v in headers.items() if k.lower() not in SCRUBBED_REQUEST_HEADERS | HOP_BY_HOP}
+
+
+def response_headers(headers: Mapping[str, Any]) -> dict[str, list[str]]:
+    kept = {}
+    for key, value in headers.items():
+        if key.lower() in SCRUBBED_RESPONSE_HEADERS | HOP_BY_HOP:
+            continue
+        kept[key] = list(value) if isinstance(value, list | tuple) else [value]
+    return kept
+
+
+def secrets(values: Iterable[str | None], data: bytes) -> bytes:
+    """Replace every occurrence of the given secret values in `data`."""
+    for value in values:
+        if value and len(value) >= 8:
+            data = data.replace(value.encode(), REDACTED.encode())
+    return data

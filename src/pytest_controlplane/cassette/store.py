@@ -1,0 +1,158 @@
+"""A cassette: vcrpy's YAML format, read and written through vcrpy's own serializer.
+
+On top of vcrpy it adds what an agent suite needs: an index by normalised-request hash (a
+request is matched in O(1), a diff is built only on a miss), atomic saves, strict errors for a
+missing or corrupt file (vcrpy treats a corrupt file as empty and may overwrite it), and the
+recording's provenance in the cassette's ``metadata``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import CassetteCorrupt, CassetteNotFound
+from ..gateway.normalize import match_key, pretty
+
+METADATA_KEY = "controlplane"
+
+
+@dataclass
+class Interaction:
+    method: str
+    uri: str
+    body: bytes
+    headers: dict[str, list[str]]
+    response: dict[str, Any]
+    plays: int = 0
+
+    @property
+    def route(self) -> str:
+        from urllib.parse import urlsplit
+
+        return urlsplit(self.uri).path
+
+    @property
+    def key(self) -> str:
+        return match_key(self.method, self.route, self.body)
+
+
+@dataclass
+class Cassette:
+    path: Path
+    interactions: list[Interaction] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._index: dict[str, list[int]] = defaultdict(list)
+        for position, interaction in enumerate(self.interactions):
+            self._index[interaction.key].append(position)
+
+    # --- reading -------------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: Path | str) -> Cassette:
+        path = Path(path)
+        if not path.is_file():
+            raise CassetteNotFound(f"Cassette {path} does not exist.", path=path)
+        from vcr.serialize import deserialize
+        from vcr.serializers import yamlserializer
+
+        fix = (f"Restore it (`git checkout -- {path}`), or delete it and record it again with "
+               "`--agent-mode=record`.")
+        try:
+            text = path.read_text(encoding="utf-8")
+            if not text.strip():
+                raise ValueError("the file is empty")
+            requests, responses, *rest = deserialize(text, yamlserializer)
+        except Exception as error:  # yaml, unicode, shape: all mean the same to the user
+            raise CassetteCorrupt(
+                f"Cassette {path} cannot be loaded: {type(error).__name__}: {error}".rstrip(),
+                path=path, hint=fix) from error
+        interactions = []
+        for number, (request, response) in enumerate(zip(requests, responses, strict=True)):
+            if not isinstance(response, dict) or "status" not in response or "body" not in response:
+                raise CassetteCorrupt(f"Cassette {path}: interaction {number} has no usable response.",
+                                      path=path, hint=fix)
+            body = request.body
+            body = body.encode() if isinstance(body, str) else (body or b"")
+            headers = {k: list(v) if isinstance(v, list) else [v] for k, v in request.headers.items()}
+            interactions.append(Interaction(request.method, request.uri, body, headers, response))
+        metadata = rest[0] if rest else {}
+        return cls(path, interactions, metadata if isinstance(metadata, dict) else {})
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        value = self.metadata.get(METADATA_KEY)
+        return value if isinstance(value, dict) else {}
+
+    def find(self, method: str, route: str, body: bytes) -> int | None:
+        """The first not yet played interaction matching the request."""
+        for position in self._index.get(match_key(method, route, body), ()):
+            if self.interactions[position].plays == 0:
+                return position
+        return None
+
+    def play(self, position: int) -> dict[str, Any]:
+        interaction = self.interactions[position]
+        interaction.plays += 1
+        return interaction.response
+
+    def unused(self) -> list[int]:
+        return [i for i, interaction in enumerate(self.interactions) if interaction.plays == 0]
+
+    def closest(self, method: str, route: str, body: bytes) -> tuple[int | None, str]:
+        """The recorded request most like this one, and a unified diff of the two (normalised)."""
+        if not self.interactions:
+            return None, ""
+        wanted = pretty(body).splitlines()
+        best, best_ratio = 0, -1.0
+        for position, interaction in enumerate(self.interactions):
+            if interaction.route != route:
+                continue
+            ratio = difflib.SequenceMatcher(None, wanted, pretty(interaction.body).splitlines(),
+                                            autojunk=False).quick_ratio()
+            ratio += 0.001 * (interaction.plays == 0)  # prefer the one that is still to be played
+            if ratio > best_ratio:
+                best, best_ratio = position, ratio
+        recorded = pretty(self.interactions[best].body).splitlines()
+        diff = difflib.unified_diff(recorded, wanted, f"recorded interaction #{best}", "request sent now",
+                                    lineterm="", n=2)
+        return best, "\n".join(diff)
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def add(self, interaction: Interaction) -> int:
+        self.interactions.append(interaction)
+        position = len(self.interactions) - 1
+        self._index[interaction.key].append(position)
+        return position
+
+    def save(self) -> None:
+        """Write the cassette atomically: a crash leaves the old file or the new one, never half."""
+        from vcr.request import Request
+        from vcr.serialize import serialize
+        from vcr.serializers import yamlserializer
+
+        requests = [Request(i.method, i.uri, i.body, {k: v[0] if len(v) == 1 else v for k, v in i.headers.items()})
+                    for i in self.interactions]
+        data = {"requests": requests, "responses": [i.response for i in self.interactions]}
+        if self.metadata:
+            data["metadata"] = self.metadata
+        text = serialize(data, yamlserializer)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(text)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temporary, self.path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise

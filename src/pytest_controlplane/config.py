@@ -1,0 +1,85 @@
+"""One place that resolves how an agent test runs.
+
+Precedence, highest first: the test's ``@pytest.mark.agent(...)`` > the command line
+(``--agent-mode``) > the environment (``CONTROLPLANE_MODE``) > the ini file (``agent_mode``) >
+the default (``replay``).  Pytest-free: the plugin turns a `ConfigError` into its own errors.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+MODES = ("replay", "record", "auto", "live")
+DEFAULT_MODE = "replay"
+MODE_ENV = "CONTROLPLANE_MODE"
+UPSTREAM_ENV = "CONTROLPLANE_UPSTREAM"
+MARKER_SIGNATURE = "agent(cassette=None, mode=None, script=None, allow_unused=False)"
+MARKER_KEYS = ("cassette", "mode", "script", "allow_unused")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSettings:
+    """How one agent test runs, resolved once."""
+
+    mode: str
+    cassette: Path
+    script: Any = None
+    upstream: str | None = None
+    allow_unused: bool = False
+    record_command: str = ""
+
+
+def check_mode(value: str, origin: str) -> str:
+    if value not in MODES:
+        raise ConfigError(f"{origin}: unknown agent mode {value!r}; valid modes: {', '.join(MODES)}.")
+    return value
+
+
+def resolve_mode(*, marker: str | None, cli: str | None, env: str | None, ini: str | None) -> str:
+    for value, origin in ((marker, "@pytest.mark.agent(mode=...)"), (cli, "--agent-mode"),
+                          (env, f"${MODE_ENV}"), (ini, "ini option agent_mode")):
+        if value:
+            return check_mode(value, origin)
+    return DEFAULT_MODE
+
+
+def marker_kwargs(args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate the arguments of @pytest.mark.agent."""
+    if args:
+        raise ConfigError(f"@pytest.mark.agent takes keyword arguments only: {MARKER_SIGNATURE}; got positional "
+                          f"{args!r}.")
+    unknown = sorted(set(kwargs) - set(MARKER_KEYS))
+    if unknown:
+        raise ConfigError(f"@pytest.mark.agent got unknown argument(s) {', '.join(unknown)}; accepted: "
+                          f"{', '.join(MARKER_KEYS)} — {MARKER_SIGNATURE}.")
+    if "cassette" in kwargs and not isinstance(kwargs["cassette"], str | Path):
+        raise ConfigError(f"@pytest.mark.agent(cassette=...) takes a path, got {kwargs['cassette']!r}.")
+    if "allow_unused" in kwargs and not isinstance(kwargs["allow_unused"], bool):
+        raise ConfigError(f"@pytest.mark.agent(allow_unused=...) takes True or False, got {kwargs['allow_unused']!r}.")
+    return dict(kwargs)
+
+
+def cassette_name(module_path: str, test_name: str) -> Path:
+    """`<module path without .py>/<test name>.yaml`, with the test name made file-safe."""
+    safe = re.sub(r"[^A-Za-z0-9_.\-\[\]]+", "-", test_name).strip("-") or "test"
+    return Path(module_path).with_suffix("") / f"{safe}.yaml"
+
+
+def resolve(*, marker_args: Sequence[Any] = (), marker: Mapping[str, Any], cli_mode: str | None,
+            env_mode: str | None, ini_mode: str | None, cassette_dir: Path, test_dir: Path, module_path: str,
+            test_name: str, nodeid: str, upstream: str | None) -> RunSettings:
+    given = marker_kwargs(marker_args, marker)
+    mode = resolve_mode(marker=given.get("mode"), cli=cli_mode, env=env_mode, ini=ini_mode)
+    if given.get("cassette"):
+        cassette = test_dir / given["cassette"]
+    else:
+        cassette = cassette_dir / cassette_name(module_path, test_name)
+    return RunSettings(mode=mode, cassette=cassette, script=given.get("script"), upstream=upstream,
+                       allow_unused=given.get("allow_unused", False),
+                       record_command=f"pytest --agent-mode=record '{nodeid}'")

@@ -1,0 +1,93 @@
+"""Every error pytest-controlplane raises, under one root.
+
+    ControlPlaneError
+    ├── ConfigError                a bad option, ini value, marker argument or fixture use
+    ├── CassetteError              (.path)
+    │   ├── CassetteNotFound       replay asked for a cassette that does not exist
+    │   ├── CassetteCorrupt        the file exists but is not a loadable vcrpy cassette
+    │   ├── CassetteVersionMismatch  recorded with another Claude Code CLI version
+    │   └── UnusedInteractions     recorded interactions the run never asked for
+    ├── GatewayError               something the model gateway could not answer
+    │   ├── ReplayMiss             (.request, .closest, .diff) no recorded response matches
+    │   ├── ScriptExhausted        the scripted model ran out of turns
+    │   ├── UnusedScriptTurns      scripted turns the agent never asked for
+    │   ├── MissingApiKey          record/live mode without ANTHROPIC_API_KEY
+    │   └── UpstreamError          the upstream API could not be reached or failed
+    └── AgentError                 the agent under test crashed, hung or never called the model
+
+Each message says what happened and the exact fix.  `hint` holds the fix alone, so reports can
+show it apart.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class ControlPlaneError(Exception):
+    """Root of every pytest-controlplane error."""
+
+    hint: str = ""
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        self.hint = hint
+        super().__init__(f"{message}\n{hint}" if hint else message)
+
+
+class ConfigError(ControlPlaneError):
+    """A bad option, ini value, marker argument or fixture use."""
+
+
+class CassetteError(ControlPlaneError):
+    def __init__(self, message: str, *, path: Path | str, hint: str = "") -> None:
+        self.path = Path(path)
+        super().__init__(message, hint=hint)
+
+
+class CassetteNotFound(CassetteError):
+    """Replay asked for a cassette that does not exist."""
+
+
+class CassetteCorrupt(CassetteError):
+    """The file exists but cannot be loaded as a vcrpy cassette."""
+
+
+class CassetteVersionMismatch(CassetteError):
+    """The cassette was recorded with another Claude Code CLI version than the one running."""
+
+
+class UnusedInteractions(CassetteError):
+    """Recorded interactions that the run never asked for."""
+
+
+class GatewayError(ControlPlaneError):
+    """Something the model gateway could not answer."""
+
+
+class ReplayMiss(GatewayError):
+    """No recorded response matches a request the agent sent."""
+
+    def __init__(self, message: str, *, request: object, diff: str = "", hint: str = "") -> None:
+        self.request = request
+        self.diff = diff
+        super().__init__(message, hint=hint)
+
+
+class ScriptExhausted(GatewayError):
+    """The scripted model was asked for more turns than it has."""
+
+
+class UnusedScriptTurns(GatewayError):
+    """Scripted turns that the agent never asked for."""
+
+
+class MissingApiKey(GatewayError):
+    """Record or live mode without an API key to forward."""
+
+
+class UpstreamError(GatewayError):
+    """The upstream API could not be reached or failed."""
+
+
+class AgentError(ControlPlaneError):
+    """The agent under test crashed, hung or never called the model."""

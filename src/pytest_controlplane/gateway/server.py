@@ -1,0 +1,218 @@
+"""ModelGateway: a local HTTP server that stands where the Anthropic Messages API would be.
+
+Point any agent at ``gateway.base_url`` (ANTHROPIC_BASE_URL) and it runs for real while its
+model answers come from a cassette, a script or the upstream API.  Whatever goes wrong while
+the agent runs (a replay miss, an exhausted script) is answered with a non-retryable 403 in
+the API's error shape — the CLI retries 5xx for minutes — and kept in `problems`, so the test
+fails with the real cause instead of the agent's paraphrase of it.
+"""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, ControlPlaneError
+from .backends import DEFAULT_UPSTREAM, CassetteBackend, ScriptBackend, api_key_from_env
+from .normalize import Templater
+from .scripted import ScriptedModel
+from .wire import HOP_BY_HOP, Exchange, ModelRequest, api_error, is_sse, json_response
+
+MODES = ("replay", "record", "auto", "live", "script")
+MISS_STATUS = 403  # answered once by the CLI and the SDK: no retries, no minutes of backoff
+
+
+class ModelGateway:
+    """The model, replaced at the HTTP boundary.  Use as a context manager; `.base_url` while open."""
+
+    def __init__(
+        self,
+        mode: str = "replay",
+        cassette: str | PathLike[str] | None = None,
+        upstream: str | None = None,
+        script: ScriptedModel | Any = None,
+        *,
+        roots: dict[str, str | PathLike[str]] | None = None,
+        api_key: str | None = None,
+        record_command: str = "run again with `--agent-mode=record` (pytest) or mode='record'",
+    ) -> None:
+        if mode not in MODES:
+            raise ConfigError(f"Unknown gateway mode {mode!r}; valid modes: {', '.join(MODES)}.")
+        if mode == "script" and script is None:
+            raise ConfigError("mode='script' needs script=ScriptedModel([...]) (or a list of turns).")
+        if mode in ("replay", "record", "auto") and cassette is None and script is None:
+            raise ConfigError(f"mode={mode!r} needs cassette=PATH.")
+        self.mode = "script" if script is not None else mode
+        self.cassette_path = Path(cassette) if cassette is not None else None
+        self.upstream = upstream or DEFAULT_UPSTREAM
+        self.api_key = api_key if api_key is not None else api_key_from_env()
+        self.record_command = record_command
+        self.templater = Templater(roots)
+        self.exchanges: list[Exchange] = []
+        self.problems: list[ControlPlaneError] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._backend: ScriptBackend | CassetteBackend | None = None
+        self._script = script
+
+    # --- configuration while open --------------------------------------------------------------
+
+    def set_roots(self, roots: dict[str, str | PathLike[str]]) -> None:
+        """The directories to template as {{name}} in cassettes (the test's workspace, HOME, ...)."""
+        self.templater = Templater(roots)
+        if isinstance(self._backend, CassetteBackend):
+            self._backend.templater = self.templater
+
+    def use_script(self, script: ScriptedModel | Any) -> ScriptedModel:
+        """Serve a scripted model from now on, whatever the mode."""
+        model = script if isinstance(script, ScriptedModel) else ScriptedModel(script)
+        with self._lock:
+            self.mode, self._script = "script", model
+            self._backend = ScriptBackend(model)
+        return model
+
+    @property
+    def script(self) -> ScriptedModel | None:
+        return self._backend.model if isinstance(self._backend, ScriptBackend) else None
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    def __enter__(self) -> ModelGateway:
+        self.open()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close(save=exc_info[0] is None)
+
+    def open(self) -> None:
+        if self._script is not None:
+            self.use_script(self._script)
+        else:
+            self._backend = CassetteBackend(self.mode, self.cassette_path, self.upstream, self.api_key,
+                                            self.templater, self.record_command)
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.gateway = self
+        self._thread = threading.Thread(target=self._server.serve_forever, name="controlplane-gateway",
+                                        daemon=True)
+        self._thread.start()
+
+    def close(self, *, save: bool = True) -> None:
+        """Stop serving; in record/auto mode save the cassette (unless `save` is false or a problem occurred)."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._backend is not None:
+            self._backend.close(save=save and not self.problems)
+
+    @property
+    def base_url(self) -> str:
+        if self._server is None:
+            raise ConfigError("The gateway is not open: use `with ModelGateway(...) as gateway:`.")
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    # --- outcome -------------------------------------------------------------------------------
+
+    def leftovers(self) -> list[ControlPlaneError]:
+        """Recorded interactions or scripted turns that were never asked for."""
+        return self._backend.leftovers() if self._backend is not None else []  # type: ignore[return-value]
+
+    def check(self, *, allow_unused: bool = False) -> None:
+        """Raise the first problem of the run (a miss, an exhausted script), then any leftovers."""
+        errors = list(self.problems) + ([] if allow_unused else self.leftovers())
+        if errors:
+            raise errors[0]
+
+    @property
+    def requests(self) -> list[ModelRequest]:
+        return [e.request for e in self.exchanges]
+
+    # --- serving -------------------------------------------------------------------------------
+
+    def _answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Exchange:
+        with self._lock:
+            request = ModelRequest(method, path, headers, body, index=len(self.exchanges))
+            route = request.route
+            if method == "POST" and route == "/v1/messages/count_tokens":
+                exchange = Exchange(request, json_response(200, {"input_tokens": max(1, len(body) // 4)}), "gateway")
+            elif method == "POST" and route == "/v1/messages":
+                exchange = self._from_backend(request)
+            else:
+                exchange = Exchange(request, api_error(
+                    404, "not_found_error",
+                    f"pytest-controlplane's model gateway serves POST /v1/messages and /v1/messages/count_tokens "
+                    f"only, not {method} {route}."), "gateway")
+            self.exchanges.append(exchange)
+            return exchange
+
+    def _from_backend(self, request: ModelRequest) -> Exchange:
+        assert self._backend is not None
+        try:
+            return self._backend.respond(request)
+        except ControlPlaneError as error:
+            self.problems.append(error)
+            first_line = str(error).splitlines()[0]
+            return Exchange(request, api_error(MISS_STATUS, "permission_error",
+                                               f"pytest-controlplane: {first_line} (the test fails with the details)"),
+                            "gateway", notes=[type(error).__name__])
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    gateway: ModelGateway
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass  # the gateway's ledger is the log
+
+    def _handle(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length) if length else b""
+        exchange = self.server.gateway._answer(self.command, self.path, dict(self.headers.items()), body)
+        try:
+            self._send(exchange.response)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the agent went away (killed, timed out): nothing to tell it
+
+    do_POST = do_GET = do_PUT = do_DELETE = _handle
+
+    def _send(self, response: dict[str, Any]) -> None:
+        status = response["status"]
+        self.send_response(int(status["code"]), status.get("message") or None)
+        for key, values in response.get("headers", {}).items():
+            if key.lower() in HOP_BY_HOP:
+                continue
+            for value in values if isinstance(values, list) else [values]:
+                self.send_header(key, str(value))
+        body = response["body"]["string"] or b""
+        if isinstance(body, str):
+            body = body.encode()
+        if is_sse(response):
+            # Event by event, as the real API streams.
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            for chunk in _events(body):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        else:
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        self.wfile.flush()
+
+
+def _events(body: bytes) -> list[bytes]:
+    """The raw SSE body cut after each blank line, so each event is sent as it was recorded."""
+    parts = body.replace(b"\r\n", b"\n").split(b"\n\n") if b"\r\n" in body else body.split(b"\n\n")
+    return [part + b"\n\n" for part in parts if part.strip()]

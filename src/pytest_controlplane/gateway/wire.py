@@ -1,0 +1,218 @@
+"""What crosses the HTTP boundary: requests the agent sends, responses it gets, SSE framing.
+
+A response is kept in vcrpy's own shape (``{"status": {...}, "headers": {name: [values]},
+"body": {"string": bytes}}``) so that a cassette stores exactly what the gateway served.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+from urllib.parse import urlsplit
+
+# Headers that describe one hop of one connection; never stored, never replayed.
+HOP_BY_HOP = frozenset(
+    {"connection", "keep-alive", "transfer-encoding", "content-length", "te", "trailer", "upgrade", "date"}
+)
+
+
+@dataclass
+class ModelRequest:
+    """One request as the agent sent it to the gateway."""
+
+    method: str
+    path: str  # with its query string, e.g. "/v1/messages?beta=true"
+    headers: dict[str, str]
+    body: bytes
+    index: int = 0  # position among the requests this gateway received
+
+    @property
+    def route(self) -> str:
+        return urlsplit(self.path).path
+
+    @cached_property
+    def json(self) -> Any:
+        try:
+            return json.loads(self.body or b"null")
+        except ValueError:
+            return None
+
+    @property
+    def stream(self) -> bool:
+        return isinstance(self.json, dict) and bool(self.json.get("stream"))
+
+    def header(self, name: str, default: str = "") -> str:
+        name = name.lower()
+        for key, value in self.headers.items():
+            if key.lower() == name:
+                return value
+        return default
+
+    @property
+    def claude_cli_version(self) -> str | None:
+        """The Claude Code CLI version, read off its User-Agent (`claude-cli/2.1.332 (...)`)."""
+        agent = self.header("user-agent")
+        if agent.startswith("claude-cli/"):
+            return agent.split("/", 1)[1].split(" ", 1)[0]
+        return None
+
+    # Convenience for scripted turns written as functions of the request.
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.json.get("messages", [])) if isinstance(self.json, dict) else []
+
+    @property
+    def tool_results(self) -> list[dict[str, Any]]:
+        """The tool_result blocks of the last user message (what the tools just returned)."""
+        for message in reversed(self.messages):
+            if message.get("role") == "user":
+                content = message.get("content")
+                if isinstance(content, list):
+                    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+                return []
+        return []
+
+    @property
+    def last_user_text(self) -> str:
+        for message in reversed(self.messages):
+            if message.get("role") != "user":
+                continue
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            texts = [b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
+            if texts:
+                return texts[-1]
+        return ""
+
+
+@dataclass
+class Exchange:
+    """A request and what the gateway answered, with where the answer came from."""
+
+    request: ModelRequest
+    response: dict[str, Any]
+    source: str  # "cassette", "upstream", "script", "gateway" (an error it made itself)
+    interaction: int | None = None  # index in the cassette, when replayed or recorded
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> int:
+        return int(self.response["status"]["code"])
+
+    @property
+    def body(self) -> bytes:
+        return self.response["body"]["string"] or b""
+
+
+def make_response(status: int, body: bytes, content_type: str, reason: str = "", **headers: str) -> dict[str, Any]:
+    all_headers = {"content-type": [content_type]}
+    all_headers.update({k.replace("_", "-"): [v] for k, v in headers.items()})
+    return {"status": {"code": status, "message": reason or _REASONS.get(status, "")}, "headers": all_headers,
+            "body": {"string": body}}
+
+
+def json_response(status: int, payload: Any, **headers: str) -> dict[str, Any]:
+    return make_response(status, json.dumps(payload).encode(), "application/json", **headers)
+
+
+def api_error(status: int, kind: str, message: str) -> dict[str, Any]:
+    """An error in the Anthropic API's own shape, so every client reports it readably."""
+    return json_response(status, {"type": "error", "error": {"type": kind, "message": message}})
+
+
+_REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 502: "Bad Gateway"}
+
+
+def header_value(response: dict[str, Any], name: str) -> str:
+    for key, values in response.get("headers", {}).items():
+        if key.lower() == name.lower():
+            return values[0] if isinstance(values, list) and values else str(values)
+    return ""
+
+
+# --- Server-sent events -------------------------------------------------------------------------
+
+
+@dataclass
+class SseEvent:
+    event: str | None
+    data: str
+
+    def encode(self) -> bytes:
+        head = f"event: {self.event}\n" if self.event is not None else ""
+        return f"{head}data: {self.data}\n\n".encode()
+
+    @property
+    def payload(self) -> Any:
+        try:
+            return json.loads(self.data)
+        except ValueError:
+            return None
+
+
+def parse_sse(body: bytes) -> list[SseEvent]:
+    """Split an SSE body into events (only the `event` and `data` fields matter to the API)."""
+    events = []
+    for block in body.decode("utf-8").replace("\r\n", "\n").split("\n\n"):
+        if not block.strip():
+            continue
+        name, data = None, []
+        for line in block.split("\n"):
+            if line.startswith("event:"):
+                name = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].lstrip(" ") if line[5:6] == " " else line[5:])
+        events.append(SseEvent(name, "\n".join(data)))
+    return events
+
+
+def encode_sse(events: list[SseEvent]) -> bytes:
+    return b"".join(e.encode() for e in events)
+
+
+def is_sse(response: dict[str, Any]) -> bool:
+    return header_value(response, "content-type").startswith("text/event-stream")
+
+
+def assemble_message(response: dict[str, Any]) -> dict[str, Any] | None:
+    """The final Messages API object a streaming or plain response amounts to (deltas joined)."""
+    body = response["body"]["string"] or b""
+    if header_value(response, "content-encoding"):
+        return None
+    if not is_sse(response):
+        try:
+            return json.loads(body)
+        except ValueError:
+            return None
+    message: dict[str, Any] | None = None
+    partial: dict[int, str] = {}
+    for event in parse_sse(body):
+        data = event.payload
+        if not isinstance(data, dict):
+            continue
+        kind = data.get("type")
+        if kind == "message_start":
+            message = dict(data["message"])
+            message["content"] = list(message.get("content", []))
+        elif message is None:
+            continue
+        elif kind == "content_block_start":
+            message["content"].append(dict(data["content_block"]))
+        elif kind == "content_block_delta":
+            block, delta = message["content"][data["index"]], data["delta"]
+            if delta.get("type") == "text_delta":
+                block["text"] = block.get("text", "") + delta["text"]
+            elif delta.get("type") == "input_json_delta":
+                partial[data["index"]] = partial.get(data["index"], "") + delta["partial_json"]
+            elif delta.get("type") == "thinking_delta":
+                block["thinking"] = block.get("thinking", "") + delta["thinking"]
+        elif kind == "message_delta":
+            message.update(data.get("delta", {}))
+            message.setdefault("usage", {}).update(data.get("usage", {}))
+    if message is not None:
+        for index, text in partial.items():
+            message["content"][index]["input"] = json.loads(text) if text else {}
+    return message

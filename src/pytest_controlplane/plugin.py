@@ -1,0 +1,113 @@
+"""pytest wiring only: options, markers, fixtures.  The work happens in the pytest-free core."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from . import config as settings_
+from .errors import ConfigError, ControlPlaneError
+
+if TYPE_CHECKING:
+    from .gateway import ModelGateway, ScriptedModel
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("controlplane", "pytest-controlplane: agent control-plane tests")
+    group.addoption("--agent-mode", dest="agent_mode", default=None, choices=settings_.MODES,
+                    help="where model answers come from: replay (cassettes only, the default), record "
+                         "(real API, writes cassettes), auto (replay, record what is missing), live "
+                         f"(real API, no cassettes). Env: ${settings_.MODE_ENV}; ini: agent_mode.")
+    group.addoption("--agent-cassette-dir", dest="agent_cassette_dir", default=None,
+                    help="directory of cassettes (default <rootdir>/cassettes); ini: agent_cassette_dir.")
+    group.addoption("--agent-upstream", dest="agent_upstream", default=None,
+                    help="the API that record/live/auto modes forward to (default https://api.anthropic.com; "
+                         f"a local stand-in for recording without Claude). Env: ${settings_.UPSTREAM_ENV}; "
+                         "ini: agent_upstream.")
+    parser.addini("agent_mode", "default agent mode (replay, record, auto, live)", default="")
+    parser.addini("agent_cassette_dir", "directory of cassettes, relative to rootdir", default="cassettes")
+    parser.addini("agent_upstream", "the API that record/live/auto modes forward to", default="")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{settings_.MARKER_SIGNATURE}: how this test's agent gets model answers: "
+                                       "its cassette path (relative to the test file), a mode that overrides "
+                                       "--agent-mode, a scripted model (list of turns or function of the request), "
+                                       "and whether unplayed interactions are allowed.")
+    for value, origin in ((os.environ.get(settings_.MODE_ENV), f"${settings_.MODE_ENV}"),
+                          (config.getini("agent_mode"), "ini option agent_mode")):
+        if value:
+            try:
+                settings_.check_mode(value, origin)
+            except ConfigError as error:
+                raise pytest.UsageError(str(error)) from None
+
+
+def _settings(request: pytest.FixtureRequest) -> settings_.RunSettings:
+    config = request.config
+    marker = request.node.get_closest_marker("agent")
+    cassette_dir = config.getoption("agent_cassette_dir") or config.getini("agent_cassette_dir")
+    path = Path(str(request.node.path))
+    try:
+        module_path = str(path.relative_to(config.rootpath))
+    except ValueError:
+        module_path = path.name
+    return settings_.resolve(
+        marker_args=marker.args if marker else (), marker=marker.kwargs if marker else {},
+        cli_mode=config.getoption("agent_mode"), env_mode=os.environ.get(settings_.MODE_ENV),
+        ini_mode=config.getini("agent_mode") or None, cassette_dir=config.rootpath / cassette_dir,
+        test_dir=path.parent, module_path=module_path, test_name=request.node.name, nodeid=request.node.nodeid,
+        upstream=(config.getoption("agent_upstream") or os.environ.get(settings_.UPSTREAM_ENV)
+                  or config.getini("agent_upstream") or None))
+
+
+@pytest.fixture
+def model_gateway(request: pytest.FixtureRequest) -> Iterator[ModelGateway]:
+    """The model for this test, served over HTTP at `.base_url` (point ANTHROPIC_BASE_URL there).
+
+    Answers come from the test's cassette (replay), the upstream API (record, live, auto) or a
+    scripted model (`@pytest.mark.agent(script=...)` or the `scripted_model` fixture).  A replay
+    miss, an exhausted script, unplayed interactions or unused turns fail the test at teardown.
+    """
+    from .gateway import ModelGateway, ScriptedModel
+
+    try:
+        run = _settings(request)
+        script = run.script
+        if script is not None and not isinstance(script, ScriptedModel):
+            script = ScriptedModel(script)
+        gateway = ModelGateway(mode=run.mode, cassette=run.cassette, upstream=run.upstream, script=script,
+                               record_command=run.record_command)
+        gateway.open()
+    except ControlPlaneError as error:
+        pytest.fail(str(error), pytrace=False)
+    try:
+        yield gateway
+    finally:
+        gateway.close(save=True)
+    try:
+        gateway.check(allow_unused=run.allow_unused)
+    except ControlPlaneError as error:
+        pytest.fail(f"{type(error).__name__}: {error}", pytrace=False)
+
+
+@pytest.fixture
+def scripted_model(model_gateway: ModelGateway) -> Callable[..., ScriptedModel]:
+    """Build a `ScriptedModel` that this test's gateway serves instead of a cassette.
+
+        model = scripted_model([tool_use("Write", {"file_path": ".env", "content": "x"}), text("done")])
+
+    Turns are blocks, lists of blocks, or functions of the request; the whole script may be one
+    function.  Turns the agent never asks for fail the test at teardown.
+    """
+
+    def make(turns: Any, *, model: str | None = None) -> ScriptedModel:
+        from .gateway import ScriptedModel
+
+        return model_gateway.use_script(ScriptedModel(turns, model=model))
+
+    return make
