@@ -1,0 +1,170 @@
+"""Record a tool-using conversation from a stand-in API, then replay it offline elsewhere.
+
+Must show (issue 2): responses identical between record and replay, streaming and not, for the
+anthropic SDK in-process and for the Claude Code CLI through claude-agent-sdk; the stand-in is
+stopped during replay and the workspace is another directory.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from sse_join import joined
+from standin import ORG_ID, StandIn, two_turn_tool_conversation
+
+API_KEY = "sk-ant-api03-standin-SECRET-7f1e2d3c4b5a69788796a5b4c3d2e1f0"
+
+SDK_AGENT = '''
+import json, os
+from pathlib import Path
+
+import anthropic
+import pytest
+from pytest_controlplane import World
+
+TOOLS = [{"name": "write_note", "description": "Write a text file.",
+          "input_schema": {"type": "object", "properties": {"path": {"type": "string"}, "text": {"type": "string"}},
+                           "required": ["path", "text"]}}]
+
+
+def agent_loop(client, workspace, stream):
+    messages = [{"role": "user", "content": "Write a hello note."}]
+    system = f"You are a careful agent. workspace={workspace}"
+    for _ in range(4):
+        kwargs = dict(model="claude-opus-5-5", max_tokens=512, system=system, tools=TOOLS, messages=messages)
+        if stream:
+            with client.messages.stream(**kwargs) as events:
+                reply = events.get_final_message()
+        else:
+            reply = client.messages.create(**kwargs)
+        content = [block.model_dump(exclude_none=True, include={"type", "text", "id", "name", "input"})
+                   for block in reply.content]
+        messages.append({"role": "assistant", "content": content})
+        calls = [b for b in reply.content if b.type == "tool_use"]
+        if not calls:
+            return reply.content[0].text
+        results = []
+        for call in calls:
+            target = Path(call.input["path"])
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(call.input["text"])
+            results.append({"type": "tool_result", "tool_use_id": call.id, "content": f"wrote {target}"})
+        messages.append({"role": "user", "content": results})
+    raise AssertionError("the loop did not finish")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_agent_writes_note(model_gateway, stream):
+    run_root = Path(os.environ["RUN_ROOT"])
+    world = World.create(run_root / "world", test_id="sdk")
+    model_gateway.set_roots(world.roots)
+    client = anthropic.Anthropic(base_url=model_gateway.base_url, api_key="sk-ant-agent-own-dummy-key-123")
+    answer = agent_loop(client, world.workspace, stream)
+    assert (world.workspace / "notes" / "hello.txt").read_text() == "hello"
+    assert answer == f"Done: the note is at {world.workspace}/notes/hello.txt and says hello."
+    bodies = [e.body.decode() for e in model_gateway.exchanges]
+    (run_root / f"exchanges-{stream}.json").write_text(json.dumps({"bodies": bodies, "workspace": str(world.workspace)}))
+'''
+
+CLI_AGENT = '''
+import asyncio, json, os
+from pathlib import Path
+
+from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query
+from pytest_controlplane import World
+
+
+def test_claude_writes_note(model_gateway):
+    run_root = Path(os.environ["RUN_ROOT"])
+    world = World.create(run_root / "world", test_id="cli")
+    model_gateway.set_roots(world.roots)
+    options = ClaudeAgentOptions(cwd=str(world.workspace), env=world.env(model_gateway.base_url),
+                                 permission_mode="acceptEdits", session_id=world.session_id)
+
+    async def run():
+        return [message async for message in query(prompt="Write a hello note.", options=options)]
+
+    messages = asyncio.run(run())
+    assert (world.workspace / "notes" / "hello.txt").read_text() == "hello"
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and not result.is_error, result
+    assert result.result == f"Done: the note is at {world.workspace}/notes/hello.txt and says hello."
+    bodies = [e.body.decode() for e in model_gateway.exchanges]
+    (run_root / "exchanges-cli.json").write_text(json.dumps({"bodies": bodies, "workspace": str(world.workspace)}))
+'''
+
+
+def record_then_replay(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                       conversation, passed: int) -> tuple[Path, Path]:
+    recorded, replayed = tmp_path / "recorded", tmp_path / "replayed"
+    with StandIn(conversation, api_key=API_KEY) as api:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
+        monkeypatch.setenv("RUN_ROOT", str(recorded))
+        pytester.runpytest("--agent-mode=record", f"--agent-upstream={api.url}").assert_outcomes(passed=passed)
+        assert len(api.requests) == 2 * passed
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("RUN_ROOT", str(replayed))
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=passed)  # replay: the stand-in is gone
+    return recorded, replayed
+
+
+def assert_same_responses(recorded: dict, replayed: dict) -> None:
+    """Each replayed response is the recorded one, with the recording's workspace path replaced."""
+    assert recorded["workspace"] != replayed["workspace"]
+    assert len(recorded["bodies"]) == len(replayed["bodies"]) == 2
+
+    def neutral(value: object, run: dict) -> str:
+        return json.dumps(value).replace(run["workspace"], "<WS>")
+
+    for before, after in zip(recorded["bodies"], replayed["bodies"]):
+        if before.startswith("event:") and recorded["workspace"] in json.dumps(joined(before)):
+            # A streamed block holding a path is stored with its deltas joined, so the path can be
+            # templated: compare the events with deltas joined.
+            assert neutral(joined(after), replayed) == neutral(joined(before), recorded)
+        else:
+            # Everything else is served byte for byte as recorded.
+            assert after.replace(replayed["workspace"], "<WS>") == before.replace(recorded["workspace"], "<WS>")
+
+
+def test_anthropic_sdk_record_then_replay(pytester, monkeypatch, tmp_path):
+    pytester.makepyfile(test_agent=SDK_AGENT)
+    recorded, replayed = record_then_replay(
+        pytester, monkeypatch, tmp_path, two_turn_tool_conversation("write_note", "path", {"text": "hello"}), 2)
+    for kind in ("False", "True"):
+        before = json.loads((recorded / f"exchanges-{kind}.json").read_text())
+        after = json.loads((replayed / f"exchanges-{kind}.json").read_text())
+        assert_same_responses(before, after)
+    cassette = pytester.path / "cassettes" / "test_agent" / "test_agent_writes_note[sse].yaml"
+    data = yaml.safe_load(cassette.read_text())
+    assert data["metadata"]["controlplane"]["source"].startswith("stand-in server at http://127.0.0.1:")
+    assert "{{workspace}}/notes/hello.txt" in data["interactions"][0]["response"]["body"]["string"]
+
+
+@pytest.mark.slow
+def test_claude_cli_record_then_replay(pytester, monkeypatch, tmp_path):
+    pytester.makepyfile(test_cli=CLI_AGENT)
+    recorded, replayed = record_then_replay(
+        pytester, monkeypatch, tmp_path, two_turn_tool_conversation("Write", "file_path", {"content": "hello"}), 1)
+    before = json.loads((recorded / "exchanges-cli.json").read_text())
+    after = json.loads((replayed / "exchanges-cli.json").read_text())
+    assert_same_responses(before, after)
+    cassette = yaml.safe_load((pytester.path / "cassettes" / "test_cli" / "test_claude_writes_note.yaml").read_text())
+    assert cassette["metadata"]["controlplane"]["claude_cli_version"] == "2.1.332"
+
+
+def test_no_secret_reaches_the_cassette(pytester, monkeypatch, tmp_path):
+    pytester.makepyfile(test_agent=SDK_AGENT)
+    recorded, _ = record_then_replay(
+        pytester, monkeypatch, tmp_path, two_turn_tool_conversation("write_note", "path", {"text": "hello"}), 2)
+    files = sorted((pytester.path / "cassettes").rglob("*.yaml"))
+    assert len(files) == 2
+    for file in files:
+        text = file.read_text()
+        for secret in (API_KEY, "sk-ant-agent-own-dummy-key-123", ORG_ID, "req_standin_", "standin-cookie",
+                       str(recorded)):
+            assert secret not in text, f"{secret[:12]}... leaked into {file.name}"
+        # The scrubbing did not just drop everything: the conversation is there.
+        assert "write_note" in text and "Write a hello note." in text
