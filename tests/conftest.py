@@ -1,5 +1,12 @@
 import pytest
 
+# pytester's in-process runs restore sys.modules after each run, so whatever an inner run imports is
+# imported again by the next one (anthropic alone takes ~1.6 s).  Importing the heavy packages once
+# here keeps them out of that churn; the plugin itself still imports them lazily.
+import anthropic  # noqa: F401
+import claude_agent_sdk  # noqa: F401
+import vcr.serialize  # noqa: F401
+
 pytest_plugins = ["pytester"]
 
 

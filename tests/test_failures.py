@@ -1,0 +1,221 @@
+"""The texts a user sees when something is wrong: what happened and the exact fix.
+
+Replay never writes a cassette, whatever goes wrong.
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from pytest_controlplane import ModelGateway, ScriptedModel, text
+
+AGENT = '''
+import os
+import anthropic
+import pytest
+
+
+def ask(gateway, prompt, user_agent=None):
+    headers = {"User-Agent": user_agent} if user_agent else {}
+    client = anthropic.Anthropic(base_url=gateway.base_url, api_key="sk-ant-agent-dummy", max_retries=0,
+                                 default_headers=headers)
+    reply = client.messages.create(model="claude-opus-5-5", max_tokens=64,
+                                   messages=[{"role": "user", "content": prompt}])
+    return reply.content[0].text
+
+
+def test_ask(model_gateway):
+    for prompt in os.environ.get("PROMPTS", "What is 2+2?").split("|"):
+        try:
+            answer = ask(model_gateway, prompt, os.environ.get("AGENT_UA"))
+        except anthropic.PermissionDeniedError as error:
+            # The agent gets a non-retryable 403 naming the gateway; the test failure has the details.
+            assert error.status_code == 403 and "pytest-controlplane" in str(error)
+            return
+        assert answer == "4"
+'''
+
+CASSETTE = "cassettes/test_ask/test_ask.yaml"
+
+
+@pytest.fixture
+def record(pytester, monkeypatch):
+    """Record test_ask.py's cassette from a scripted stand-in API that always answers "4"."""
+    pytester.makepyfile(test_ask=AGENT)
+
+    def run(prompts: str = "What is 2+2?", user_agent: str | None = None) -> None:
+        monkeypatch.setenv("PROMPTS", prompts)
+        if user_agent:
+            monkeypatch.setenv("AGENT_UA", user_agent)
+        with ModelGateway(mode="script", script=ScriptedModel(lambda request: text("4"))) as upstream:
+            pytester.runpytest("--agent-mode=record", f"--agent-upstream={upstream.base_url}").assert_outcomes(
+                passed=1)
+        monkeypatch.delenv("AGENT_UA", raising=False)
+
+    return run
+
+
+def test_missing_cassette_says_how_to_record(pytester):
+    pytester.makepyfile(test_ask=AGENT)
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines([
+        "*CassetteNotFound: Cassette */cassettes/test_ask/test_ask.yaml does not exist, and replay mode never "
+        "calls the real model (the agent sent POST /v1/messages)*",
+        "*Record it: pytest --agent-mode=record 'test_ask.py::test_ask'*",
+    ])
+    assert not (pytester.path / "cassettes").exists()
+
+
+def test_recorded_cassette_says_where_it_came_from(pytester, record):
+    record()
+    data = yaml.safe_load((pytester.path / CASSETTE).read_text())
+    meta = data["metadata"]["controlplane"]
+    assert meta["source"] == "scripted model (pytest_controlplane.ScriptedModel served as a stand-in API), not Claude"
+    assert meta["claude_cli_version"] is None
+    pytester.runpytest().assert_outcomes(passed=1)  # and it replays
+
+
+def test_replay_miss_shows_a_diff_against_the_closest_recording(pytester, record, monkeypatch):
+    record()
+    before = (pytester.path / CASSETTE).read_bytes()
+    monkeypatch.setenv("PROMPTS", "What is 3+3?")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines([
+        "*ReplayMiss: Request #1 (POST /v1/messages) matches no unplayed interaction of cassette "
+        "*test_ask.yaml (1 recorded, 0 played); closest recorded request: interaction #0. Diff (recorded -> sent "
+        "now, normalised):",
+        "*--- recorded interaction #0",
+        "*+++ request sent now",
+        '*-*"content": "What is 2+2?",',
+        '*+*"content": "What is 3+3?",',
+        "*If the agent changed on purpose, re-record: pytest --agent-mode=record 'test_ask.py::test_ask'",
+    ])
+    assert (pytester.path / CASSETTE).read_bytes() == before
+
+
+def test_corrupt_cassette_fails_before_the_agent_runs_and_is_not_touched(pytester, record):
+    record()
+    path = pytester.path / CASSETTE
+    path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
+    truncated = path.read_bytes()
+    result = pytester.runpytest()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([
+        "*Cassette */test_ask.yaml cannot be loaded: *",
+        f"*Restore it (`git checkout -- */{CASSETTE}`), or delete it and record it again with `--agent-mode=record`.",
+    ])
+    assert path.read_bytes() == truncated
+
+
+def test_cassette_from_another_cli_version_fails_clearly(pytester, record, monkeypatch):
+    record(user_agent="claude-cli/2.1.332 (external, sdk-py)")
+    assert yaml.safe_load((pytester.path / CASSETTE).read_text())["metadata"]["controlplane"][
+        "claude_cli_version"] == "2.1.332"
+    monkeypatch.setenv("AGENT_UA", "claude-cli/2.1.400 (external, sdk-py)")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines([
+        "*CassetteVersionMismatch: Cassette *test_ask.yaml was recorded with Claude Code CLI 2.1.332, but this run "
+        "uses CLI 2.1.400; its prompts differ, so its requests cannot match.",
+        "*Re-record it: pytest --agent-mode=record 'test_ask.py::test_ask'*",
+    ])
+    monkeypatch.setenv("AGENT_UA", "claude-cli/2.1.332 (external, sdk-py)")
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_unplayed_interactions_fail_at_teardown(pytester, record, monkeypatch):
+    record(prompts="What is 2+2?|And 1+3?")
+    monkeypatch.setenv("PROMPTS", "What is 2+2?")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines([
+        "*UnusedInteractions: Cassette *test_ask.yaml has 1 interaction(s) the agent never asked for (#1 of 2)*",
+        "*`@pytest.mark.agent(allow_unused=True)`*",
+    ])
+
+
+def test_record_without_api_key_refuses_before_any_request(pytester):
+    pytester.makepyfile(test_ask=AGENT)
+    result = pytester.runpytest("--agent-mode=record")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([
+        "*record mode forwards the agent's requests to https://api.anthropic.com, and needs an API key: "
+        "ANTHROPIC_API_KEY is not set in pytest's environment.",
+        "*Set ANTHROPIC_API_KEY, or run from the cassettes with `--agent-mode=replay`.",
+    ])
+
+
+@pytest.mark.parametrize(("marker", "message"), [
+    ('casette="x.yaml"', "*@pytest.mark.agent got unknown argument(s) casette; accepted: cassette, mode, script, "
+                         "allow_unused — agent(cassette=None, mode=None, script=None, allow_unused=False).*"),
+    ('"x.yaml"', "*@pytest.mark.agent takes keyword arguments only: agent(cassette=None, *; got positional ('x.yaml',).*"),
+    ('mode="replayy"', "*@pytest.mark.agent(mode=...): unknown agent mode 'replayy'; valid modes: replay, record, "
+                       "auto, live.*"),
+    ("allow_unused=1", "*@pytest.mark.agent(allow_unused=...) takes True or False, got 1.*"),
+])
+def test_bad_marker_arguments_list_what_is_accepted(pytester, marker, message):
+    pytester.makepyfile(f'''
+import pytest
+
+@pytest.mark.agent({marker})
+def test_x(model_gateway):
+    pass
+''')
+    result = pytester.runpytest()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([message])
+
+
+def test_bad_mode_from_env_is_a_usage_error(pytester, monkeypatch):
+    pytester.makepyfile("def test_x(): pass")
+    monkeypatch.setenv("CONTROLPLANE_MODE", "bogus")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*$CONTROLPLANE_MODE: unknown agent mode 'bogus'; valid modes: replay, record, auto, "
+                                 "live.*"])
+
+
+def test_bad_mode_on_the_command_line_lists_the_choices(pytester):
+    pytester.makepyfile("def test_x(): pass")
+    result = pytester.runpytest("--agent-mode=recrod")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--agent-mode: invalid choice: 'recrod' (choose from *replay*record*auto*live*)*"])
+
+
+SCRIPTED = '''
+import anthropic
+from pytest_controlplane import text
+
+
+def ask(gateway, n):
+    client = anthropic.Anthropic(base_url=gateway.base_url, api_key="k", max_retries=0)
+    for _ in range(n):
+        client.messages.create(model="m", max_tokens=8, messages=[{"role": "user", "content": "hi"}])
+
+
+def test_too_few_turns(model_gateway, scripted_model):
+    scripted_model([text("one")])
+    try:
+        ask(model_gateway, 2)
+    except anthropic.PermissionDeniedError:
+        pass
+
+
+def test_too_many_turns(model_gateway, scripted_model):
+    scripted_model([text("one"), text("two"), text("three")])
+    ask(model_gateway, 1)
+'''
+
+
+def test_scripted_model_turn_accounting(pytester):
+    pytester.makepyfile(test_scripted=SCRIPTED)
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=2, errors=2)
+    result.stdout.fnmatch_lines_random([
+        "*ScriptExhausted: The scripted model has 1 turn(s) and all were served; the agent sent request #2 asking "
+        "for another.*",
+        "*UnusedScriptTurns: The scripted model still has 2 turn(s) the agent never asked for (it served 1).*",
+    ])
