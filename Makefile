@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test demo clean
+.PHONY: install test demo clean record-examples
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,3 +24,14 @@ demo: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache
+
+# Re-record the example cassettes from their scripted models, served as a stand-in API (not Claude).
+record-examples: $(STAMP)
+	@set -e; for dir in examples/*/; do \
+	  [ -f $$dir/model_script.py ] || continue; \
+	  $(BIN)/controlplane serve --script $$dir/model_script.py:MODEL > .standin.url & pid=$$!; \
+	  for i in $$(seq 50); do grep -q BASE_URL .standin.url 2>/dev/null && break; sleep 0.1; done; \
+	  url=$$(sed -n 's/ANTHROPIC_BASE_URL=//p' .standin.url); \
+	  $(BIN)/python -m pytest $$dir -q --agent-mode=record --agent-upstream=$$url || { kill $$pid; exit 1; }; \
+	  kill $$pid; rm -f .standin.url; \
+	done

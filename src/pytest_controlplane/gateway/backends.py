@@ -134,7 +134,7 @@ class CassetteBackend:
         return ReplayMiss(
             f"Request #{request.index + 1} ({request.method} {request.path}) matches no unplayed interaction "
             f"of cassette {self.cassette.path} ({len(self.cassette.interactions)} recorded, {played} played); "
-            f"{where}. Diff (recorded -> sent now, normalised):\n{diff or '(identical bodies: already played)'}",
+            f"{where}.\nDiff (recorded -> sent now, normalised):\n{diff or '(identical bodies: already played)'}",
             request=request, diff=diff,
             hint=f"If the agent changed on purpose, re-record: {self.record_command}")
 

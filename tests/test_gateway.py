@@ -1,0 +1,172 @@
+"""The gateway as a library (no pytest wiring): wire format, modes, templating, saving."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import anthropic
+import pytest
+import yaml
+from sse_join import events
+from standin import StandIn, two_turn_tool_conversation
+
+import pytest_controlplane
+from pytest_controlplane import ModelGateway, ScriptedModel, text, tool_use
+from pytest_controlplane.config import resolve_mode
+from pytest_controlplane.errors import ConfigError
+from pytest_controlplane.gateway.normalize import Templater, match_key
+
+LONG_PATH = "/tmp/some/where/deep/workspace/notes/a-rather-long-file-name.txt"
+
+
+def post(url: str, payload: object) -> tuple[int, dict]:
+    request = urllib.request.Request(url, data=json.dumps(payload).encode(), method="POST",
+                                     headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_scripted_stream_splits_deltas_and_the_sdk_joins_them():
+    model = ScriptedModel([tool_use("write_note", {"path": LONG_PATH, "text": "hi"}), text("finished, all good")])
+    with ModelGateway(mode="script", script=model) as gateway:
+        client = anthropic.Anthropic(base_url=gateway.base_url, api_key="k", max_retries=0)
+        kwargs = dict(model="claude-opus-5-5", max_tokens=64, messages=[{"role": "user", "content": "go"}])
+        with client.messages.stream(**kwargs) as stream:
+            first = stream.get_final_message()
+        with client.messages.stream(**kwargs) as stream:
+            second = stream.get_final_message()
+    assert first.stop_reason == "tool_use" and first.content[0].input == {"path": LONG_PATH, "text": "hi"}
+    assert second.stop_reason == "end_turn" and second.content[0].text == "finished, all good"
+    deltas = [d for name, d in events(gateway.exchanges[0].body.decode()) if name == "content_block_delta"]
+    assert len(deltas) > 5 and not any(LONG_PATH in d["delta"]["partial_json"] for d in deltas)
+    assert model.remaining == 0
+
+
+def test_count_tokens_and_unknown_paths():
+    with ModelGateway(mode="script", script=ScriptedModel([])) as gateway:
+        status, body = post(gateway.base_url + "/v1/messages/count_tokens", {"messages": []})
+        assert status == 200 and body["input_tokens"] >= 1
+        status, body = post(gateway.base_url + "/v1/complete", {})
+        assert status == 404 and body["error"]["type"] == "not_found_error"
+        assert "serves POST /v1/messages and /v1/messages/count_tokens only, not POST /v1/complete" in \
+            body["error"]["message"]
+    assert gateway.problems == []
+
+
+def test_templating_joins_split_deltas_and_round_trips():
+    templater = Templater({"workspace": "/tmp/some/where/deep/workspace"})
+    model = ScriptedModel([tool_use("Write", {"file_path": LONG_PATH})])
+    with ModelGateway(mode="script", script=model) as gateway:
+        client = anthropic.Anthropic(base_url=gateway.base_url, api_key="k", max_retries=0)
+        with client.messages.stream(model="m", max_tokens=8, messages=[{"role": "user", "content": "x"}]) as s:
+            s.get_final_message()
+    response = gateway.exchanges[0].response
+    stored = templater.template_response(response)
+    body = stored["body"]["string"].decode()
+    assert "{{workspace}}/notes/a-rather-long-file-name.txt" in body and "/tmp/some" not in body
+    other = Templater({"workspace": "/elsewhere/ws"}).expand_response(stored)["body"]["string"].decode()
+    joined_input = "".join(d["delta"]["partial_json"] for n, d in events(other) if n == "content_block_delta")
+    assert json.loads(joined_input) == {"file_path": "/elsewhere/ws/notes/a-rather-long-file-name.txt"}
+
+
+def test_templater_covers_realpath_and_slug(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    templater = Templater({"workspace": tmp_path / "link"})
+    slug = str(tmp_path / "link").replace("/", "-").replace("_", "-")
+    text_ = f"{tmp_path / 'link'}/a {real}/b projects/{slug}/c"
+    assert templater.template(text_) == "{{workspace}}/a {{workspace}}/b projects/{{workspace:slug}}/c"
+
+
+def test_match_key_ignores_what_varies_between_identical_runs():
+    def body(date: str, user: str, cache: bool) -> bytes:
+        block = {"type": "text", "text": f"Today's date is {date}.\n - OS Version: Linux {user}"}
+        if cache:
+            block["cache_control"] = {"type": "ephemeral"}
+        return json.dumps({"model": "m", "metadata": {"user_id": user}, "system": [block],
+                           "messages": [{"role": "user", "content": "hi"}]}).encode()
+
+    assert match_key("POST", "/v1/messages", body("2026-01-01", "a", True)) == \
+        match_key("POST", "/v1/messages", body("2027-12-31", "b", False))
+    changed = json.loads(body("2026-01-01", "a", True))
+    changed["messages"][0]["content"] = "hello"
+    assert match_key("POST", "/v1/messages", body("2026-01-01", "a", True)) != \
+        match_key("POST", "/v1/messages", json.dumps(changed).encode())
+
+
+def test_live_mode_forwards_and_stores_nothing(tmp_path):
+    conversation = two_turn_tool_conversation("write_note", "path", {"text": "x"})
+    with StandIn(conversation, api_key="sk-ant-live-key-1234567890") as api:
+        with ModelGateway(mode="live", upstream=api.url, api_key="sk-ant-live-key-1234567890") as gateway:
+            client = anthropic.Anthropic(base_url=gateway.base_url, api_key="dummy", max_retries=0)
+            reply = client.messages.create(model="m", max_tokens=8, system="workspace=/w",
+                                           messages=[{"role": "user", "content": "x"}])
+    assert reply.content[1].input["path"] == "/w/notes/hello.txt"
+    assert api.requests[0][0]["x-api-key"] == "sk-ant-live-key-1234567890"  # the real key replaced the agent's
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_auto_mode_records_what_is_missing_then_replays_offline(tmp_path):
+    cassette = tmp_path / "auto.yaml"
+    conversation = two_turn_tool_conversation("write_note", "path", {"text": "x"})
+
+    def ask(gateway: ModelGateway, prompt: str) -> str:
+        client = anthropic.Anthropic(base_url=gateway.base_url, api_key="dummy", max_retries=0)
+        reply = client.messages.create(model="m", max_tokens=8, system="workspace=/w",
+                                       messages=[{"role": "user", "content": prompt}])
+        return reply.content[0].text
+
+    with StandIn(conversation, api_key="sk-ant-auto-key-1234567890") as api:
+        with ModelGateway(mode="auto", cassette=cassette, upstream=api.url, api_key="sk-ant-auto-key-1234567890") as g:
+            ask(g, "first")
+        with ModelGateway(mode="auto", cassette=cassette, upstream=api.url, api_key="sk-ant-auto-key-1234567890") as g:
+            ask(g, "first")
+            ask(g, "second")
+        assert len(api.requests) == 2  # "first" came from the cassette the second time
+    assert [e.source for e in g.exchanges] == ["cassette", "upstream"]
+    with ModelGateway(mode="replay", cassette=cassette) as g:  # the stand-in is gone
+        ask(g, "first")
+        ask(g, "second")
+    g.check()
+    assert len(yaml.safe_load(cassette.read_text())["interactions"]) == 2
+    assert [p.name for p in tmp_path.iterdir()] == ["auto.yaml"]  # the atomic save left no temporary file
+
+
+def test_mode_precedence_marker_cli_env_ini():
+    assert resolve_mode(marker=None, cli=None, env=None, ini=None) == "replay"
+    assert resolve_mode(marker=None, cli=None, env=None, ini="live") == "live"
+    assert resolve_mode(marker=None, cli=None, env="auto", ini="live") == "auto"
+    assert resolve_mode(marker=None, cli="record", env="auto", ini="live") == "record"
+    assert resolve_mode(marker="replay", cli="record", env="auto", ini="live") == "replay"
+    with pytest.raises(ConfigError, match="valid modes: replay, record, auto, live"):
+        resolve_mode(marker=None, cli=None, env="nope", ini=None)
+
+
+def test_gateway_refuses_bad_arguments():
+    with pytest.raises(ConfigError, match="Unknown gateway mode 'replya'; valid modes: replay, record, auto, live"):
+        ModelGateway(mode="replya")
+    with pytest.raises(ConfigError, match=r"mode='replay' needs cassette=PATH"):
+        ModelGateway(mode="replay")
+
+
+def test_public_names_are_exported():
+    for name in pytest_controlplane.__all__:
+        assert getattr(pytest_controlplane, name) is not None
+    assert {"ModelGateway", "ScriptedModel", "text", "tool_use", "World"} <= set(pytest_controlplane.__all__)
+
+
+def test_plugin_import_stays_cheap():
+    import subprocess
+    import sys
+
+    code = ("import sys, pytest_controlplane.plugin; "
+            "print(sorted(m for m in ('anthropic', 'claude_agent_sdk', 'vcr', 'hypothesis', 'yaml') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
