@@ -150,7 +150,8 @@ def test_record_without_api_key_refuses_before_any_request(pytester):
 
 @pytest.mark.parametrize(("marker", "message"), [
     ('casette="x.yaml"', "*@pytest.mark.agent got unknown argument(s) casette; accepted: cassette, mode, script, "
-                         "allow_unused — agent(cassette=None, mode=None, script=None, allow_unused=False).*"),
+                         "allow_unused, timeout — agent(cassette=None, mode=None, script=None, allow_unused=False, "
+                         "timeout=None).*"),
     ('"x.yaml"', "*@pytest.mark.agent takes keyword arguments only: agent(cassette=None, *; got positional ('x.yaml',).*"),
     ('mode="replayy"', "*@pytest.mark.agent(mode=...): unknown agent mode 'replayy'; valid modes: replay, record, "
                        "auto, live.*"),

@@ -20,6 +20,9 @@ _EXPORTS = {
     "Exchange": "pytest_controlplane.gateway.wire",
     "Cassette": "pytest_controlplane.cassette.store",
     "World": "pytest_controlplane.agents.world",
+    "ClaudeAgent": "pytest_controlplane.agents.claude",
+    "ToolCall": "pytest_controlplane.agents.outcome",
+    "AgentSession": "pytest_controlplane.session",
     "ControlPlaneError": "pytest_controlplane.errors",
     "ConfigError": "pytest_controlplane.errors",
     "CassetteError": "pytest_controlplane.errors",
@@ -43,9 +46,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'pytest_controlplane' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+    # Not cached in globals(): the module stays the one source of truth even if it is re-imported.
+    return getattr(import_module(module), name)
 
 
 def __dir__() -> list[str]:
@@ -53,7 +55,10 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .agents.claude import ClaudeAgent
+    from .agents.outcome import ToolCall
     from .agents.world import World
+    from .session import AgentSession
     from .cassette.store import Cassette
     from .errors import (AgentError, CassetteCorrupt, CassetteError, CassetteNotFound, CassetteVersionMismatch,
                          ConfigError, ControlPlaneError, GatewayError, MissingApiKey, ReplayMiss, ScriptExhausted,

@@ -19,8 +19,8 @@ MODES = ("replay", "record", "auto", "live")
 DEFAULT_MODE = "replay"
 MODE_ENV = "CONTROLPLANE_MODE"
 UPSTREAM_ENV = "CONTROLPLANE_UPSTREAM"
-MARKER_SIGNATURE = "agent(cassette=None, mode=None, script=None, allow_unused=False)"
-MARKER_KEYS = ("cassette", "mode", "script", "allow_unused")
+MARKER_SIGNATURE = "agent(cassette=None, mode=None, script=None, allow_unused=False, timeout=None)"
+MARKER_KEYS = ("cassette", "mode", "script", "allow_unused", "timeout")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,6 +62,8 @@ def marker_kwargs(args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, A
         raise ConfigError(f"@pytest.mark.agent(cassette=...) takes a path, got {kwargs['cassette']!r}.")
     if "allow_unused" in kwargs and not isinstance(kwargs["allow_unused"], bool):
         raise ConfigError(f"@pytest.mark.agent(allow_unused=...) takes True or False, got {kwargs['allow_unused']!r}.")
+    if "timeout" in kwargs and not (isinstance(kwargs["timeout"], int | float) and kwargs["timeout"] > 0):
+        raise ConfigError(f"@pytest.mark.agent(timeout=...) takes seconds (a positive number), got {kwargs['timeout']!r}.")
     return dict(kwargs)
 
 

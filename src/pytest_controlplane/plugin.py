@@ -111,3 +111,42 @@ def scripted_model(model_gateway: ModelGateway) -> Callable[..., ScriptedModel]:
         return model_gateway.use_script(ScriptedModel(turns, model=model))
 
     return make
+
+
+_AGENT_SNIPPET = """\
+Define the agent under test in your conftest.py, for example:
+
+    import pytest
+    from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
+    from pytest_controlplane import ClaudeAgent
+
+    @pytest.fixture
+    def agent():
+        return ClaudeAgent(lambda workspace: ClaudeAgentOptions(
+            hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[my_guard])]},
+            permission_mode="acceptEdits"))
+"""
+
+
+@pytest.fixture
+def agent() -> Any:
+    """The agent under test: override this fixture in your conftest.py (see the message it fails with)."""
+    pytest.fail(f"No agent is defined for this test.\n{_AGENT_SNIPPET}", pytrace=False)
+
+
+@pytest.fixture
+def agent_session(request: pytest.FixtureRequest, agent: Any, model_gateway: ModelGateway,
+                  tmp_path: Path) -> Any:
+    """The `agent` run in an isolated world (workspace, HOME, TMPDIR, config dir) against this test's gateway.
+
+    `run(prompt)`, `resume(prompt)`, `fork(prompt)`, `attempt(tool_use(...))`; then `.workspace`,
+    `.tool_calls` (each with the control plane's verdict), `.requests`, `.responses`, `.messages`,
+    `.history`, `.result`.
+    """
+    from .agents.world import World
+    from .session import AgentSession
+
+    marker = request.node.get_closest_marker("agent")
+    timeout = marker.kwargs.get("timeout") if marker else None
+    world = World.create(tmp_path / "agent-world", test_id=request.node.nodeid)
+    return AgentSession(agent, world, model_gateway, timeout=timeout)

@@ -1,0 +1,188 @@
+"""ClaudeAgent: the user's claude-agent-sdk agent, run through the real bundled Claude Code CLI.
+
+The adapter never changes what the user's control plane decides: it wraps their hook and
+can_use_tool callbacks only to see their verdicts, and adds one PostToolUse hook of its own to
+see which tool calls really ran.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import AgentError, ConfigError
+from .outcome import RunOutcome, ToolCall
+from .world import World
+
+DEFAULT_TIMEOUT = 120.0
+
+
+def _hook_denial(output: Any) -> str | None:
+    """The reason a PreToolUse hook output denies the call, or None."""
+    if not isinstance(output, dict):
+        return None
+    specific = output.get("hookSpecificOutput") or {}
+    if specific.get("permissionDecision") == "deny":
+        return str(specific.get("permissionDecisionReason") or "denied by hook")
+    if output.get("decision") == "block":
+        return str(output.get("reason") or "blocked by hook")
+    return None
+
+
+class _Observer:
+    """Sees the verdicts of the user's callbacks, and which tool calls really ran."""
+
+    def __init__(self) -> None:
+        self.hook_denials: dict[str, str] = {}
+        self.hook_calls: dict[str, int] = {}
+        self.permission_denials: dict[str, str] = {}
+        self.ran: set[str] = set()
+        self.errors: list[str] = []
+
+    def wrap_hook(self, event: str, callback: Callable[..., Any]) -> Callable[..., Any]:
+        async def observed(data: Any, tool_use_id: str | None, context: Any) -> Any:
+            try:
+                output = await callback(data, tool_use_id, context)
+            except BaseException as error:
+                self.errors.append(f"{event} hook {getattr(callback, '__name__', callback)!s} raised "
+                                   f"{type(error).__name__}: {error}")
+                raise
+            if event == "PreToolUse" and tool_use_id:
+                self.hook_calls[tool_use_id] = self.hook_calls.get(tool_use_id, 0) + 1
+                reason = _hook_denial(output)
+                if reason is not None:
+                    self.hook_denials.setdefault(tool_use_id, reason)
+            return output
+
+        observed.__name__ = getattr(callback, "__name__", "hook")
+        return observed
+
+    def wrap_permission(self, callback: Callable[..., Any]) -> Callable[..., Any]:
+        async def observed(tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
+            try:
+                result = await callback(tool_name, tool_input, context)
+            except BaseException as error:
+                self.errors.append(f"can_use_tool raised {type(error).__name__}: {error}")
+                raise
+            if getattr(result, "behavior", None) == "deny" and getattr(context, "tool_use_id", None):
+                self.permission_denials[context.tool_use_id] = getattr(result, "message", "") or "denied"
+            return result
+
+        return observed
+
+    async def post_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        if tool_use_id:
+            self.ran.add(tool_use_id)
+        return {}
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content)
+    return "" if content is None else str(content)
+
+
+class ClaudeAgent:
+    """Runs `options_factory(workspace) -> ClaudeAgentOptions` through the bundled Claude Code CLI."""
+
+    def __init__(self, options_factory: Callable[[Path], Any], *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        if not callable(options_factory):
+            raise ConfigError("ClaudeAgent(options_factory): pass a function workspace -> ClaudeAgentOptions.")
+        self.options_factory = options_factory
+        self.timeout = timeout
+
+    def _options(self, world: World, base_url: str, observer: _Observer, outcome: RunOutcome,
+                 session_id: str, resume: str | None, fork: bool) -> Any:
+        from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
+
+        options = self.options_factory(world.workspace)
+        if not isinstance(options, ClaudeAgentOptions):
+            raise ConfigError(f"ClaudeAgent's options_factory returned {type(options).__name__}, "
+                              "not ClaudeAgentOptions.")
+        env = world.env(base_url, extra=dict(options.env or {}))
+        env.update({k: "" for k in os.environ if k not in env})  # nothing leaks from pytest's environment
+        env.update(world.env(base_url, extra={}))  # and the user's env cannot point the agent elsewhere
+        hooks = {event: [dataclasses.replace(m, hooks=[observer.wrap_hook(event, h) for h in m.hooks])
+                         for m in matchers] for event, matchers in (options.hooks or {}).items()}
+        hooks.setdefault("PostToolUse", []).append(HookMatcher(matcher=None, hooks=[observer.post_tool_use]))
+        user_stderr = options.stderr
+
+        def stderr(line: str) -> None:
+            outcome.stderr.append(line)
+            if user_stderr is not None:
+                user_stderr(line)
+
+        changes: dict[str, Any] = dict(cwd=str(world.workspace), env=env, hooks=hooks, stderr=stderr)
+        if options.can_use_tool is not None:
+            changes["can_use_tool"] = observer.wrap_permission(options.can_use_tool)
+        if resume:
+            changes.update(resume=resume, fork_session=fork, session_id=None)
+        else:
+            changes.update(session_id=session_id, resume=None, fork_session=False)
+        return dataclasses.replace(options, **changes)
+
+    def run(self, prompt: str, *, world: World, base_url: str, session_id: str, resume: str | None = None,
+            fork: bool = False, timeout: float | None = None) -> RunOutcome:
+        from claude_agent_sdk import AssistantMessage, ResultMessage, SystemMessage, UserMessage, query
+        from claude_agent_sdk.types import ToolResultBlock, ToolUseBlock
+
+        outcome = RunOutcome()
+        observer = _Observer()
+        options = self._options(world, base_url, observer, outcome, session_id, resume, fork)
+        calls: dict[str, ToolCall] = {}
+
+        async def consume() -> None:
+            async for message in query(prompt=prompt, options=options):
+                outcome.messages.append(message)
+                if isinstance(message, SystemMessage) and message.subtype == "init":
+                    outcome.session_id = message.data.get("session_id", outcome.session_id)
+                elif isinstance(message, AssistantMessage):
+                    for block in message.content:
+                        if isinstance(block, ToolUseBlock):
+                            calls[block.id] = ToolCall(block.id, block.name, dict(block.input))
+                elif isinstance(message, UserMessage) and isinstance(message.content, list):
+                    for block in message.content:
+                        if isinstance(block, ToolResultBlock) and block.tool_use_id in calls:
+                            call = calls[block.tool_use_id]
+                            call.result = _result_text(block.content)
+                            call.verdict = "errored" if block.is_error else "allowed"
+                elif isinstance(message, ResultMessage):
+                    outcome.result = message
+                    outcome.session_id = message.session_id
+
+        limit = timeout if timeout is not None else self.timeout
+        try:
+            asyncio.run(asyncio.wait_for(consume(), limit))
+        except TimeoutError:
+            outcome.error = AgentError(
+                f"The Claude agent did not finish within {limit:g} s (stderr tail: {outcome.stderr[-5:]}).",
+                hint="A hook or can_use_tool that waits forever, or a tool that hangs, is the usual cause; raise the "
+                     "limit with @pytest.mark.agent(timeout=...) if the run is just long.")
+        except Exception as error:  # the CLI failed: the caller decides how to report it
+            outcome.error = error
+        for call in calls.values():
+            if call.id in observer.permission_denials:
+                call.verdict, call.reason = "denied_by_permission", observer.permission_denials[call.id]
+            elif call.id in observer.hook_denials:
+                call.verdict, call.reason = "denied_by_hook", observer.hook_denials[call.id]
+            elif call.id in observer.ran:
+                call.verdict = "allowed"
+            elif call.verdict == "errored":
+                call.reason = call.result
+            call.hooks_consulted = observer.hook_calls.get(call.id, 0)
+        outcome.tool_calls = list(calls.values())
+        outcome.callback_errors = observer.errors
+        return outcome
+
+    @staticmethod
+    def transcript(world: World, session_id: str) -> Path:
+        """Where the CLI keeps the session: <config>/projects/<slug of the cwd>/<session>.jsonl."""
+        from ..gateway.normalize import slug
+
+        return world.config_dir / "projects" / slug(os.path.realpath(world.workspace)) / f"{session_id}.jsonl"

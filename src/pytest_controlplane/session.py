@@ -1,0 +1,128 @@
+"""AgentSession: the user's agent run in an isolated world, and everything that happened.
+
+    session.run("Tidy up the repo")
+    assert not (session.workspace / ".env").exists()
+    assert session.tool_calls[0].verdict == "denied_by_hook"
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .agents.outcome import RunOutcome, ToolCall
+from .agents.world import World
+from .errors import AgentError, ConfigError, ControlPlaneError
+from .gateway.scripted import Block, ScriptedModel, text
+from .gateway.server import ModelGateway
+
+
+class AgentSession:
+    """One test's agent: run, resume, fork, attempt — and what the model, tools and files saw."""
+
+    def __init__(self, agent: Any, world: World, gateway: ModelGateway, *, timeout: float | None = None) -> None:
+        self.agent = agent
+        self.world = world
+        self.gateway = gateway
+        self.timeout = timeout
+        self.runs: list[RunOutcome] = []
+        gateway.set_roots(world.roots)
+
+    # --- driving the agent ---------------------------------------------------------------------
+
+    @property
+    def workspace(self) -> Path:
+        return self.world.workspace
+
+    def _run(self, prompt: str, *, resume: str | None = None, fork: bool = False) -> RunOutcome:
+        session_id = self.world.session_id if not self.runs else f"{self.world.session_id[:-4]}{len(self.runs):04x}"
+        before = len(self.gateway.exchanges)
+        outcome = self.agent.run(prompt, world=self.world, base_url=self.gateway.base_url, session_id=session_id,
+                                 resume=resume, fork=fork, timeout=self.timeout)
+        self.runs.append(outcome)
+        # The gateway's own account of what went wrong beats the agent's paraphrase of a 403.
+        if self.gateway.problems:
+            raise self.gateway.problems[0]
+        if outcome.callback_errors:
+            raise AgentError("A control-plane callback raised during the run (the SDK swallows these): "
+                             + "; ".join(outcome.callback_errors),
+                             hint="Fix the callback: a hook or can_use_tool that raises decides nothing.")
+        if outcome.error is not None:
+            tail = "\n".join(outcome.stderr[-15:]) or "(no stderr)"
+            raise AgentError(f"The agent failed: {type(outcome.error).__name__}: {outcome.error}\n"
+                             f"stderr tail:\n{tail}") from outcome.error
+        if len(self.gateway.exchanges) == before:
+            raise AgentError("The agent finished without calling the model once.",
+                             hint="Check that the agent honours ANTHROPIC_BASE_URL (it is set to the gateway).")
+        return outcome
+
+    def run(self, prompt: str) -> RunOutcome:
+        """Run the agent on `prompt` in a new session."""
+        return self._run(prompt)
+
+    def resume(self, prompt: str, session: str | None = None) -> RunOutcome:
+        """Continue a session (the last one by default) with `prompt`."""
+        return self._run(prompt, resume=session or self._last_session())
+
+    def fork(self, prompt: str, session: str | None = None) -> RunOutcome:
+        """Branch a session (the last one by default) into a new one and run `prompt` there."""
+        return self._run(prompt, resume=session or self._last_session(), fork=True)
+
+    def attempt(self, call: Block, *, prompt: str = "Do as instructed.") -> ToolCall:
+        """Have the model emit exactly `call`, then end the turn; the real control plane judges it."""
+        if not isinstance(call, Block) or call.type != "tool_use":
+            raise ConfigError(f"attempt() takes a tool_use(...) block, got {call!r}.")
+        self.gateway.use_script(ScriptedModel([call, text("done")]))
+        outcome = self.run(prompt)
+        matching = [c for c in outcome.tool_calls if c.name == call.name]
+        if not matching:
+            raise AgentError(f"The agent never surfaced the scripted {call.name} call.")
+        return matching[0]
+
+    def _last_session(self) -> str:
+        for outcome in reversed(self.runs):
+            if outcome.session_id:
+                return outcome.session_id
+        raise ConfigError("Nothing to resume: call session.run(...) first.")
+
+    # --- what happened -------------------------------------------------------------------------
+
+    @property
+    def requests(self) -> list[Any]:
+        """Every request the model received, parsed (JSON bodies)."""
+        return [e.request.json for e in self.gateway.exchanges]
+
+    @property
+    def responses(self) -> list[Any]:
+        from .gateway.wire import assemble_message
+
+        return [assemble_message(e.response) for e in self.gateway.exchanges]
+
+    @property
+    def messages(self) -> list[Any]:
+        return [m for outcome in self.runs for m in outcome.messages]
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return [c for outcome in self.runs for c in outcome.tool_calls]
+
+    @property
+    def result(self) -> Any:
+        return self.runs[-1].result if self.runs else None
+
+    @property
+    def session_id(self) -> str | None:
+        return self.runs[-1].session_id if self.runs else None
+
+    def transcript_path(self, session: str | None = None) -> Path:
+        return self.agent.transcript(self.world, session or self._last_session())
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        """The last session's transcript, assistant lines merged by message id."""
+        from .history import read_transcript
+
+        path = self.transcript_path()
+        if not path.exists():
+            raise ControlPlaneError(f"No transcript at {path}.")
+        return read_transcript(path)

@@ -1,0 +1,94 @@
+"""agent_session with the real Claude Code CLI: the control plane's verdict comes from what happened."""
+
+from __future__ import annotations
+
+import pytest
+
+GUARDED_AGENT = '''
+import os
+
+import pytest
+from claude_agent_sdk import ClaudeAgentOptions, HookMatcher, PermissionResultAllow, PermissionResultDeny
+from pytest_controlplane import ClaudeAgent
+
+GUARD = os.environ["GUARD"]  # "hook", "permission" or "none"
+
+
+async def protect_env(data, tool_use_id, context):
+    if data["tool_input"].get("file_path", "").endswith("/.env"):
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                       "permissionDecisionReason": "guard: .env is protected"}}
+    return {}
+
+
+async def may_use(tool_name, tool_input, context):
+    if tool_input.get("file_path", "").endswith("/.env"):
+        return PermissionResultDeny(message="permission: .env is protected")
+    return PermissionResultAllow()
+
+
+@pytest.fixture
+def agent():
+    def options(workspace):
+        if GUARD == "hook":
+            return ClaudeAgentOptions(permission_mode="acceptEdits",
+                                      hooks={"PreToolUse": [HookMatcher(matcher="Write|Edit", hooks=[protect_env])]})
+        if GUARD == "permission":
+            return ClaudeAgentOptions(permission_mode="default", can_use_tool=may_use)
+        return ClaudeAgentOptions(permission_mode="acceptEdits")
+    return ClaudeAgent(options)
+'''
+
+ATTEMPT = '''
+from pytest_controlplane import tool_use
+
+
+def test_env_is_protected(agent_session):
+    target = agent_session.workspace / ".env"
+    call = agent_session.attempt(tool_use("Write", {"file_path": str(target), "content": "API_KEY=leaked"}))
+    print(f"VERDICT {call.verdict} | {call.reason}")
+    assert not target.exists(), f"the agent wrote .env ({call})"
+    assert call.denied
+
+
+def test_other_files_are_fine(agent_session):
+    target = agent_session.workspace / "notes.md"
+    call = agent_session.attempt(tool_use("Write", {"file_path": str(target), "content": "hello"}))
+    assert target.read_text() == "hello"
+    assert call.verdict == "allowed", call
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("guard", "verdict"), [
+    ("hook", "VERDICT denied_by_hook | guard: .env is protected"),
+    ("permission", "VERDICT denied_by_permission | permission: .env is protected"),
+])
+def test_a_guard_stops_the_write_and_the_verdict_says_which(pytester, monkeypatch, guard, verdict):
+    monkeypatch.setenv("GUARD", guard)
+    pytester.makeconftest(GUARDED_AGENT)
+    pytester.makepyfile(test_guard=ATTEMPT)
+    result = pytester.runpytest("-s")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines([f"*{verdict}*"])
+
+
+@pytest.mark.slow
+def test_without_the_guard_the_same_test_fails_on_the_effect(pytester, monkeypatch):
+    monkeypatch.setenv("GUARD", "none")
+    pytester.makeconftest(GUARDED_AGENT)
+    pytester.makepyfile(test_guard=ATTEMPT)
+    result = pytester.runpytest("-s")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*VERDICT allowed | *", "*AssertionError: the agent wrote .env (ToolCall(Write *: allowed))*"])
+
+
+def test_default_agent_fixture_shows_how_to_define_one(pytester):
+    pytester.makepyfile('''
+def test_x(agent_session):
+    agent_session.run("hi")
+''')
+    result = pytester.runpytest()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*No agent is defined for this test.*", "*from pytest_controlplane import ClaudeAgent*",
+                                 "*def agent():*"])
