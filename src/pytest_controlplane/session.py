@@ -41,8 +41,9 @@ class AgentSession:
                                  resume=resume, fork=fork, timeout=self.timeout)
         self.runs.append(outcome)
         # The gateway's own account of what went wrong beats the agent's paraphrase of a 403.
-        if self.gateway.problems:
-            raise self.gateway.problems[0]
+        problem = self.gateway.report()
+        if problem is not None:
+            raise problem
         if outcome.callback_errors:
             raise AgentError("A control-plane callback raised during the run (the SDK swallows these): "
                              + "; ".join(outcome.callback_errors),

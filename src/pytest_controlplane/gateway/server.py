@@ -123,10 +123,23 @@ class ModelGateway:
         return self._backend.leftovers() if self._backend is not None else []  # type: ignore[return-value]
 
     def check(self, *, allow_unused: bool = False) -> None:
-        """Raise the first problem of the run (a miss, an exhausted script), then any leftovers."""
-        errors = list(self.problems) + ([] if allow_unused else self.leftovers())
-        if errors:
-            raise errors[0]
+        """Raise the first problem not yet reported (a miss, an exhausted script), else any leftovers.
+
+        Leftovers after a problem are its consequence, not news, so they are not raised then.
+        """
+        unreported = [p for p in self.problems if not getattr(p, "reported", False)]
+        if unreported:
+            raise unreported[0]
+        if not self.problems and not allow_unused and self.leftovers():
+            raise self.leftovers()[0]
+
+    def report(self) -> ControlPlaneError | None:
+        """The first problem not yet reported, marked as reported (for callers that raise it themselves)."""
+        for problem in self.problems:
+            if not getattr(problem, "reported", False):
+                problem.reported = True  # type: ignore[attr-defined]
+                return problem
+        return None
 
     @property
     def requests(self) -> list[ModelRequest]:

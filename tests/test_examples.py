@@ -1,0 +1,47 @@
+"""The example suites, replayed from their cassettes: they pass, and a broken guard is caught."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).parent.parent
+
+
+def copy_example(pytester: pytest.Pytester, name: str) -> Path:
+    pytester.makeini("[pytest]\n")  # rootdir = pytester.path, so cassettes resolve as in the repo
+    shutil.copytree(REPO / "examples" / name, pytester.path / "examples" / name,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "cassettes" / "examples" / name, pytester.path / "cassettes" / "examples" / name)
+    return pytester.path / "examples" / name
+
+
+@pytest.mark.slow
+def test_claude_guard_catches_a_hook_matcher_that_misses_write(pytester):
+    example = copy_example(pytester, "claude_guard")
+    pytester.runpytest("examples/claude_guard", "-p", "no:cacheprovider").assert_outcomes(passed=3)
+
+    guard = example / "guard.py"
+    guard.write_text(guard.read_text().replace('WRITING_TOOLS = "Write|Edit|NotebookEdit"',
+                                               'WRITING_TOOLS = "Edit|NotebookEdit"'))
+    result = pytester.runpytest("examples/claude_guard", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=2)  # .env and secrets/ now get written
+    result.stdout.fnmatch_lines([
+        "*ReplayMiss: Request #2 (POST /v1/messages?beta=true) matches no unplayed interaction*",
+        '*-*"content": "PreToolUse:Write hook error: guard: {{workspace}}/.env is protected",',
+        '*+*"content": "File created successfully at: {{workspace}}/.env*',
+    ])
+    cassettes = sorted((pytester.path / "cassettes").rglob("*.yaml"))
+    assert all(p.read_bytes() == (REPO / p.relative_to(pytester.path)).read_bytes() for p in cassettes)
+
+
+def test_quickstart_catches_a_guard_that_allows_everything(pytester):
+    example = copy_example(pytester, "quickstart")
+    pytester.runpytest("examples/quickstart", "-p", "no:cacheprovider").assert_outcomes(passed=2)
+    agent = example / "notes_agent.py"
+    agent.write_text(agent.read_text().replace('return f"refused: {path} is outside notes/"', "return None"))
+    result = pytester.runpytest("examples/quickstart", "-p", "no:cacheprovider")
+    assert result.parseoutcomes()["failed"] == 1
+    result.stdout.fnmatch_lines(['*+*"content": "wrote notes/../.env"*'])
