@@ -92,3 +92,45 @@ def test_x(agent_session):
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*No agent is defined for this test.*", "*from pytest_controlplane import ClaudeAgent*",
                                  "*def agent():*"])
+
+
+RESUME_FORK = '''
+import json
+from pytest_controlplane import text
+
+
+def lines(path):
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_resume_and_fork(agent_session, scripted_model):
+    scripted_model([text("first answer"), text("resumed answer"), text("forked answer")])
+    agent_session.run("Remember the number 7.")
+    original = agent_session.session_id
+    agent_session.resume("What number?")
+    assert agent_session.session_id == original
+    original_file = agent_session.transcript_path(original)
+    before_fork = original_file.read_bytes()
+
+    agent_session.fork("Fork: what number?")
+    forked = agent_session.session_id
+    assert forked != original
+    assert agent_session.transcript_path(forked).exists()
+    assert original_file.read_bytes() == before_fork  # the fork wrote nothing into the original
+
+    # The model saw the whole history on resume and on fork.
+    resumed_request, forked_request = agent_session.requests[1], agent_session.requests[2]
+    assert "Remember the number 7." in json.dumps(resumed_request["messages"])
+    assert "resumed answer" in json.dumps(forked_request["messages"])
+    texts = [e["message"]["content"] for e in agent_session.history if e.get("type") == "user"]
+    assert any("Fork: what number?" in json.dumps(t) for t in texts)
+    assert not any("Fork: what number?" in json.dumps(e) for e in lines(original_file))
+'''
+
+
+@pytest.mark.slow
+def test_resume_and_fork_through_the_real_cli(pytester, monkeypatch):
+    monkeypatch.setenv("GUARD", "none")
+    pytester.makeconftest(GUARDED_AGENT)
+    pytester.makepyfile(test_sessions=RESUME_FORK)
+    pytester.runpytest().assert_outcomes(passed=1)
