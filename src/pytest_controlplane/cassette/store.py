@@ -15,6 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..errors import CassetteCorrupt, CassetteNotFound
 from ..gateway.normalize import match_key, pretty
@@ -33,8 +34,6 @@ class Interaction:
 
     @property
     def route(self) -> str:
-        from urllib.parse import urlsplit
-
         return urlsplit(self.uri).path
 
     @property
