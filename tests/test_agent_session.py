@@ -134,3 +134,57 @@ def test_resume_and_fork_through_the_real_cli(pytester, monkeypatch):
     pytester.makeconftest(GUARDED_AGENT)
     pytester.makepyfile(test_sessions=RESUME_FORK)
     pytester.runpytest().assert_outcomes(passed=1)
+
+
+HANGING_AGENT = '''
+import asyncio
+import pytest
+from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
+from pytest_controlplane import ClaudeAgent
+
+
+async def hang(data, tool_use_id, context):
+    await asyncio.sleep(3600)
+    return {}
+
+
+@pytest.fixture
+def agent():
+    return ClaudeAgent(lambda workspace: ClaudeAgentOptions(
+        permission_mode="acceptEdits", hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[hang], timeout=3600)]}))
+'''
+
+HANGING_TEST = '''
+import os
+from pathlib import Path
+
+import pytest
+from pytest_controlplane import tool_use
+
+
+@pytest.mark.agent(timeout=3)
+def test_hangs(agent_session):
+    try:
+        agent_session.attempt(tool_use("Write", {"file_path": str(agent_session.workspace / "x"), "content": "y"}))
+    finally:
+        # No process is left running in the world once the run gave up.
+        left = []
+        for proc in Path("/proc").iterdir():
+            try:
+                if os.readlink(proc / "cwd").startswith(str(agent_session.world.root)):
+                    left.append(proc.name)
+            except OSError:
+                pass
+        print(f"LEFT RUNNING: {left}")
+'''
+
+
+@pytest.mark.slow
+def test_a_hung_hook_times_out_with_a_clear_error_and_no_orphans(pytester):
+    pytester.makeconftest(HANGING_AGENT)
+    pytester.makepyfile(test_hang=HANGING_TEST)
+    result = pytester.runpytest("-s")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*LEFT RUNNING: []*",
+                                 "*AgentError: The Claude agent did not finish within 3 s*",
+                                 "*A hook or can_use_tool that waits forever, or a tool that hangs, is the usual cause*"])

@@ -48,6 +48,8 @@ class AgentSession:
             raise AgentError("A control-plane callback raised during the run (the SDK swallows these): "
                              + "; ".join(outcome.callback_errors),
                              hint="Fix the callback: a hook or can_use_tool that raises decides nothing.")
+        if isinstance(outcome.error, ControlPlaneError):
+            raise outcome.error
         if outcome.error is not None:
             tail = "\n".join(outcome.stderr[-15:]) or "(no stderr)"
             raise AgentError(f"The agent failed: {type(outcome.error).__name__}: {outcome.error}\n"

@@ -47,6 +47,8 @@ class _Observer:
         async def observed(data: Any, tool_use_id: str | None, context: Any) -> Any:
             try:
                 output = await callback(data, tool_use_id, context)
+            except asyncio.CancelledError:
+                raise  # our own run timeout cancelling it: not the callback's fault
             except BaseException as error:
                 self.errors.append(f"{event} hook {getattr(callback, '__name__', callback)!s} raised "
                                    f"{type(error).__name__}: {error}")
@@ -65,6 +67,8 @@ class _Observer:
         async def observed(tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
             try:
                 result = await callback(tool_name, tool_input, context)
+            except asyncio.CancelledError:
+                raise
             except BaseException as error:
                 self.errors.append(f"can_use_tool raised {type(error).__name__}: {error}")
                 raise
