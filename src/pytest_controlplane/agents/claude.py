@@ -109,9 +109,10 @@ class ClaudeAgent:
         if not isinstance(options, ClaudeAgentOptions):
             raise ConfigError(f"ClaudeAgent's options_factory returned {type(options).__name__}, "
                               "not ClaudeAgentOptions.")
-        env = world.env(base_url, extra=dict(options.env or {}))
-        env.update({k: "" for k in os.environ if k not in env})  # nothing leaks from pytest's environment
-        env.update(world.env(base_url, extra={}))  # and the user's env cannot point the agent elsewhere
+        # The user's env first, ours on top (it cannot point the agent elsewhere); the SDK merges this over
+        # pytest's own environment, so whatever World.env withholds is blanked explicitly.
+        env = {**(options.env or {}), **world.env(base_url)}
+        env.update({k: "" for k in os.environ if k not in env})
         hooks = {event: [dataclasses.replace(m, hooks=[observer.wrap_hook(event, h) for h in m.hooks])
                          for m in matchers] for event, matchers in (options.hooks or {}).items()}
         hooks.setdefault("PostToolUse", []).append(HookMatcher(matcher=None, hooks=[observer.post_tool_use]))

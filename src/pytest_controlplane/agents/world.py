@@ -69,7 +69,7 @@ class World:
         return {"workspace": str(self.workspace), "home": str(self.home), "config": str(self.config_dir),
                 "tmp": str(self.tmp)}
 
-    def env(self, base_url: str, *, extra: dict[str, str] | None = None) -> dict[str, str]:
+    def env(self, base_url: str) -> dict[str, str]:
         """The full environment of an agent process: the parent's, minus credentials, plus ours."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(_LEAKY_PREFIXES)}
         env.update({
@@ -81,5 +81,4 @@ class World:
             "HOME": str(self.home),
             "TMPDIR": str(self.tmp),
         })
-        env.update(extra or {})
         return env

@@ -12,16 +12,18 @@ SCRUBBED_RESPONSE_HEADERS = frozenset(
     {"set-cookie", "anthropic-organization-id", "request-id", "x-request-id", "cf-ray", "x-envoy-upstream-service-time"}
 )
 REDACTED = "<scrubbed>"
+_DROPPED_REQUEST = SCRUBBED_REQUEST_HEADERS | HOP_BY_HOP
+_DROPPED_RESPONSE = SCRUBBED_RESPONSE_HEADERS | HOP_BY_HOP
 
 
 def request_headers(headers: Mapping[str, str]) -> dict[str, list[str]]:
-    return {k: [v] for k, v in headers.items() if k.lower() not in SCRUBBED_REQUEST_HEADERS | HOP_BY_HOP}
+    return {k: [v] for k, v in headers.items() if k.lower() not in _DROPPED_REQUEST}
 
 
 def response_headers(headers: Mapping[str, Any]) -> dict[str, list[str]]:
     kept = {}
     for key, value in headers.items():
-        if key.lower() in SCRUBBED_RESPONSE_HEADERS | HOP_BY_HOP:
+        if key.lower() in _DROPPED_RESPONSE:
             continue
         kept[key] = list(value) if isinstance(value, list | tuple) else [value]
     return kept

@@ -130,8 +130,9 @@ class ModelGateway:
         unreported = [p for p in self.problems if not getattr(p, "reported", False)]
         if unreported:
             raise unreported[0]
-        if not self.problems and not allow_unused and self.leftovers():
-            raise self.leftovers()[0]
+        if not self.problems and not allow_unused:
+            for leftover in self.leftovers():
+                raise leftover
 
     def report(self) -> ControlPlaneError | None:
         """The first problem not yet reported, marked as reported (for callers that raise it themselves)."""
@@ -227,5 +228,5 @@ class _Handler(BaseHTTPRequestHandler):
 
 def _events(body: bytes) -> list[bytes]:
     """The raw SSE body cut after each blank line, so each event is sent as it was recorded."""
-    parts = body.replace(b"\r\n", b"\n").split(b"\n\n") if b"\r\n" in body else body.split(b"\n\n")
+    parts = body.replace(b"\r\n", b"\n").split(b"\n\n")
     return [part + b"\n\n" for part in parts if part.strip()]
