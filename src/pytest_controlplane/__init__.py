@@ -21,6 +21,8 @@ _EXPORTS = {
     "Cassette": "pytest_controlplane.cassette.store",
     "World": "pytest_controlplane.agents.world",
     "ClaudeAgent": "pytest_controlplane.agents.claude",
+    "claude_cli": "pytest_controlplane.agents.claude",
+    "CommandAgent": "pytest_controlplane.agents.command",
     "ToolCall": "pytest_controlplane.agents.outcome",
     "AgentSession": "pytest_controlplane.session",
     "ControlPlaneError": "pytest_controlplane.errors",
@@ -55,7 +57,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .agents.claude import ClaudeAgent
+    from .agents.claude import ClaudeAgent, claude_cli
+    from .agents.command import CommandAgent
     from .agents.outcome import ToolCall
     from .agents.world import World
     from .session import AgentSession

@@ -19,8 +19,8 @@ MODES = ("replay", "record", "auto", "live")
 DEFAULT_MODE = "replay"
 MODE_ENV = "CONTROLPLANE_MODE"
 UPSTREAM_ENV = "CONTROLPLANE_UPSTREAM"
-MARKER_SIGNATURE = "agent(cassette=None, mode=None, script=None, allow_unused=False, timeout=None)"
-MARKER_KEYS = ("cassette", "mode", "script", "allow_unused", "timeout")
+MARKER_SIGNATURE = "agent(cassette=None, mode=None, script=None, allow_unused=False, timeout=None, workspace=None)"
+MARKER_KEYS = ("cassette", "mode", "script", "allow_unused", "timeout", "workspace")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,6 +33,9 @@ class RunSettings:
     upstream: str | None = None
     allow_unused: bool = False
     record_command: str = ""
+    timeout: float | None = None  # seconds per run from the marker
+    default_timeout: float | None = None  # from the ini option agent_timeout
+    workspace_template: Path | None = None  # from the marker, relative to the test file
 
 
 def check_mode(value: str, origin: str) -> str:
@@ -58,13 +61,27 @@ def marker_kwargs(args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, A
     if unknown:
         raise ConfigError(f"@pytest.mark.agent got unknown argument(s) {', '.join(unknown)}; accepted: "
                           f"{', '.join(MARKER_KEYS)} — {MARKER_SIGNATURE}.")
-    if "cassette" in kwargs and not isinstance(kwargs["cassette"], str | Path):
-        raise ConfigError(f"@pytest.mark.agent(cassette=...) takes a path, got {kwargs['cassette']!r}.")
+    for key in ("cassette", "workspace"):
+        if key in kwargs and not isinstance(kwargs[key], str | Path):
+            raise ConfigError(f"@pytest.mark.agent({key}=...) takes a path, got {kwargs[key]!r}.")
     if "allow_unused" in kwargs and not isinstance(kwargs["allow_unused"], bool):
         raise ConfigError(f"@pytest.mark.agent(allow_unused=...) takes True or False, got {kwargs['allow_unused']!r}.")
     if "timeout" in kwargs and not (isinstance(kwargs["timeout"], int | float) and kwargs["timeout"] > 0):
         raise ConfigError(f"@pytest.mark.agent(timeout=...) takes seconds (a positive number), got {kwargs['timeout']!r}.")
     return dict(kwargs)
+
+
+def parse_timeout(value: str, origin: str) -> float | None:
+    """The ini option agent_timeout: seconds, a positive number (empty means unset)."""
+    if not value.strip():
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if seconds <= 0:
+        raise ConfigError(f"{origin}: agent_timeout takes seconds (a positive number), got {value!r}.")
+    return seconds
 
 
 def cassette_name(module_path: str, test_name: str) -> Path:
@@ -75,7 +92,7 @@ def cassette_name(module_path: str, test_name: str) -> Path:
 
 def resolve(*, marker_args: Sequence[Any] = (), marker: Mapping[str, Any], cli_mode: str | None,
             env_mode: str | None, ini_mode: str | None, cassette_dir: Path, test_dir: Path, module_path: str,
-            test_name: str, nodeid: str, upstream: str | None) -> RunSettings:
+            test_name: str, nodeid: str, upstream: str | None, ini_timeout: str = "") -> RunSettings:
     given = marker_kwargs(marker_args, marker)
     mode = resolve_mode(marker=given.get("mode"), cli=cli_mode, env=env_mode, ini=ini_mode)
     if given.get("cassette"):
@@ -84,4 +101,6 @@ def resolve(*, marker_args: Sequence[Any] = (), marker: Mapping[str, Any], cli_m
         cassette = cassette_dir / cassette_name(module_path, test_name)
     return RunSettings(mode=mode, cassette=cassette, script=given.get("script"), upstream=upstream,
                        allow_unused=given.get("allow_unused", False),
-                       record_command=f"pytest --agent-mode=record '{nodeid}'")
+                       record_command=f"pytest --agent-mode=record '{nodeid}'", timeout=given.get("timeout"),
+                       default_timeout=parse_timeout(ini_timeout, "ini option agent_timeout"),
+                       workspace_template=test_dir / given["workspace"] if given.get("workspace") else None)

@@ -31,13 +31,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("agent_mode", "default agent mode (replay, record, auto, live)", default="")
     parser.addini("agent_cassette_dir", "directory of cassettes, relative to rootdir", default="cassettes")
     parser.addini("agent_upstream", "the API that record/live/auto modes forward to", default="")
+    parser.addini("agent_timeout", "seconds one agent run may take (default 120); the marker's timeout= wins",
+                  default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{settings_.MARKER_SIGNATURE}: how this test's agent gets model answers: "
                                        "its cassette path (relative to the test file), a mode that overrides "
                                        "--agent-mode, a scripted model (list of turns or function of the request), "
-                                       "and whether unplayed interactions are allowed.")
+                                       "whether unplayed interactions are allowed, seconds per run, and a folder "
+                                       "(relative to the test file) the workspace starts as a copy of.")
     for value, origin in ((os.environ.get(settings_.MODE_ENV), f"${settings_.MODE_ENV}"),
                           (config.getini("agent_mode"), "ini option agent_mode")):
         if value:
@@ -45,6 +48,10 @@ def pytest_configure(config: pytest.Config) -> None:
                 settings_.check_mode(value, origin)
             except ConfigError as error:
                 raise pytest.UsageError(str(error)) from None
+    try:
+        settings_.parse_timeout(config.getini("agent_timeout"), "ini option agent_timeout")
+    except ConfigError as error:
+        raise pytest.UsageError(str(error)) from None
 
 
 def _settings(request: pytest.FixtureRequest) -> settings_.RunSettings:
@@ -62,7 +69,7 @@ def _settings(request: pytest.FixtureRequest) -> settings_.RunSettings:
         ini_mode=config.getini("agent_mode") or None, cassette_dir=config.rootpath / cassette_dir,
         test_dir=path.parent, module_path=module_path, test_name=request.node.name, nodeid=request.node.nodeid,
         upstream=(config.getoption("agent_upstream") or os.environ.get(settings_.UPSTREAM_ENV)
-                  or config.getini("agent_upstream") or None))
+                  or config.getini("agent_upstream") or None), ini_timeout=config.getini("agent_timeout"))
 
 
 @pytest.fixture
@@ -135,8 +142,15 @@ def agent() -> Any:
 
 
 @pytest.fixture
+def agent_workspace_template() -> Path | None:
+    """A folder the workspace starts as a copy of (None: empty).  Override it in a conftest.py;
+    a test's @pytest.mark.agent(workspace="folder") wins over it."""
+    return None
+
+
+@pytest.fixture
 def agent_session(request: pytest.FixtureRequest, agent: Any, model_gateway: ModelGateway,
-                  tmp_path: Path) -> Any:
+                  agent_workspace_template: Path | None, tmp_path: Path) -> Any:
     """The `agent` run in an isolated world (workspace, HOME, TMPDIR, config dir) against this test's gateway.
 
     `run(prompt)`, `resume(prompt)`, `fork(prompt)`, `attempt(tool_use(...))`; then `.workspace`,
@@ -146,7 +160,10 @@ def agent_session(request: pytest.FixtureRequest, agent: Any, model_gateway: Mod
     from .agents.world import World
     from .session import AgentSession
 
-    marker = request.node.get_closest_marker("agent")
-    timeout = marker.kwargs.get("timeout") if marker else None
-    world = World.create(tmp_path / "agent-world", test_id=request.node.nodeid)
-    return AgentSession(agent, world, model_gateway, timeout=timeout)
+    try:
+        run = _settings(request)
+        template = run.workspace_template or agent_workspace_template
+        world = World.create(tmp_path / "agent-world", test_id=request.node.nodeid, template=template)
+        return AgentSession(agent, world, model_gateway, timeout=run.timeout, default_timeout=run.default_timeout)
+    except ControlPlaneError as error:
+        pytest.fail(f"{type(error).__name__}: {error}", pytrace=False)

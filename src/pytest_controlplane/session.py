@@ -10,21 +10,34 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .agents.outcome import RunOutcome, ToolCall
+from .agents.outcome import RunOutcome, ToolCall, calls_seen_by_model
+from .agents.process import reap, stderr_tail
 from .agents.world import World
 from .errors import AgentError, ConfigError, ControlPlaneError
 from .gateway.scripted import Block, ScriptedModel, text
 from .gateway.server import ModelGateway
 
 
-class AgentSession:
-    """One test's agent: run, resume, fork, attempt — and what the model, tools and files saw."""
+DEFAULT_TIMEOUT = 120.0
 
-    def __init__(self, agent: Any, world: World, gateway: ModelGateway, *, timeout: float | None = None) -> None:
+
+class AgentSession:
+    """One test's agent: run, resume, fork, attempt — and what the model, tools and files saw.
+
+    Seconds per run: `timeout` (the test's marker), else the adapter's own `timeout`, else
+    `default_timeout` (the ini option agent_timeout), else 120.
+    """
+
+    def __init__(self, agent: Any, world: World, gateway: ModelGateway, *, timeout: float | None = None,
+                 default_timeout: float | None = None) -> None:
+        if not callable(getattr(agent, "run", None)):
+            raise ConfigError(f"The agent fixture returned {agent!r}, which is not an agent adapter.",
+                              hint="Return ClaudeAgent(options_factory) or CommandAgent(argv) from your `agent` "
+                                   "fixture.")
         self.agent = agent
         self.world = world
         self.gateway = gateway
-        self.timeout = timeout
+        self.timeout = timeout or getattr(agent, "timeout", None) or default_timeout or DEFAULT_TIMEOUT
         self.runs: list[RunOutcome] = []
         gateway.set_roots(world.roots)
 
@@ -37,8 +50,14 @@ class AgentSession:
     def _run(self, prompt: str, *, resume: str | None = None, fork: bool = False) -> RunOutcome:
         session_id = self.world.session_id if not self.runs else f"{self.world.session_id[:-4]}{len(self.runs):04x}"
         before = len(self.gateway.exchanges)
-        outcome = self.agent.run(prompt, world=self.world, base_url=self.gateway.base_url, session_id=session_id,
-                                 resume=resume, fork=fork, timeout=self.timeout)
+        try:
+            outcome = self.agent.run(prompt, world=self.world, base_url=self.gateway.base_url, session_id=session_id,
+                                     resume=resume, fork=fork, timeout=self.timeout)
+        finally:
+            stray = reap(self.world.root)  # nothing the agent started outlives its run
+        outcome.stray_processes = stray
+        if not getattr(self.agent, "observes_control_plane", True):
+            outcome.tool_calls = calls_seen_by_model(self.gateway.exchanges[before:])
         self.runs.append(outcome)
         # The gateway's own account of what went wrong beats the agent's paraphrase of a 403.
         problem = self.gateway.report()
@@ -51,12 +70,13 @@ class AgentSession:
         if isinstance(outcome.error, ControlPlaneError):
             raise outcome.error
         if outcome.error is not None:
-            tail = "\n".join(outcome.stderr[-15:]) or "(no stderr)"
             raise AgentError(f"The agent failed: {type(outcome.error).__name__}: {outcome.error}\n"
-                             f"stderr tail:\n{tail}") from outcome.error
+                             f"stderr tail:\n{stderr_tail(outcome.stderr)}") from outcome.error
         if len(self.gateway.exchanges) == before:
-            raise AgentError("The agent finished without calling the model once.",
-                             hint="Check that the agent honours ANTHROPIC_BASE_URL (it is set to the gateway).")
+            raise AgentError("The agent finished without calling the model once.\n"
+                             f"stderr tail:\n{stderr_tail(outcome.stderr)}",
+                             hint="Check that the agent honours ANTHROPIC_BASE_URL (it is set to the gateway) and "
+                                  "reads its prompt (from stdin, for a CommandAgent).")
         return outcome
 
     def run(self, prompt: str) -> RunOutcome:

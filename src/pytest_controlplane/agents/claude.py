@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import importlib.util
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..errors import AgentError, ConfigError
-from .outcome import RunOutcome, ToolCall
+from .outcome import RunOutcome, ToolCall, result_text
+from .process import describe_exit, stderr_tail
 from .world import World
-
-DEFAULT_TIMEOUT = 120.0
 
 
 def _hook_denial(output: Any) -> str | None:
@@ -84,20 +85,30 @@ class _Observer:
         return {}
 
 
-def _result_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content)
-    return "" if content is None else str(content)
+def claude_cli() -> str:
+    """The path of the Claude Code CLI bundled in claude-agent-sdk (for CommandAgent(["claude", ...]) setups)."""
+    try:
+        import claude_agent_sdk
+    except ImportError as error:
+        raise ConfigError("claude-agent-sdk is not installed.",
+                          hint="pip install 'pytest-controlplane[claude]' (it bundles the Claude Code CLI).") from error
+    path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    if not path.is_file():
+        raise ConfigError(f"claude-agent-sdk has no bundled CLI at {path}.",
+                          hint="Reinstall claude-agent-sdk from a platform wheel that bundles the CLI.")
+    return str(path)
 
 
 class ClaudeAgent:
     """Runs `options_factory(workspace) -> ClaudeAgentOptions` through the bundled Claude Code CLI."""
 
-    def __init__(self, options_factory: Callable[[Path], Any], *, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, options_factory: Callable[[Path], Any], *, timeout: float | None = None) -> None:
+        """`timeout`: seconds per run, unless the test's @pytest.mark.agent(timeout=...) says otherwise."""
         if not callable(options_factory):
             raise ConfigError("ClaudeAgent(options_factory): pass a function workspace -> ClaudeAgentOptions.")
+        if importlib.util.find_spec("claude_agent_sdk") is None:
+            raise ConfigError("ClaudeAgent needs claude-agent-sdk, which is not installed.",
+                              hint="pip install 'pytest-controlplane[claude]' (it bundles the Claude Code CLI).")
         self.options_factory = options_factory
         self.timeout = timeout
 
@@ -133,7 +144,7 @@ class ClaudeAgent:
         return dataclasses.replace(options, **changes)
 
     def run(self, prompt: str, *, world: World, base_url: str, session_id: str, resume: str | None = None,
-            fork: bool = False, timeout: float | None = None) -> RunOutcome:
+            fork: bool = False, timeout: float) -> RunOutcome:
         from claude_agent_sdk import AssistantMessage, ResultMessage, SystemMessage, UserMessage, query
         from claude_agent_sdk.types import ToolResultBlock, ToolUseBlock
 
@@ -155,22 +166,17 @@ class ClaudeAgent:
                     for block in message.content:
                         if isinstance(block, ToolResultBlock) and block.tool_use_id in calls:
                             call = calls[block.tool_use_id]
-                            call.result = _result_text(block.content)
+                            call.result = result_text(block.content)
                             call.verdict = "errored" if block.is_error else "allowed"
                 elif isinstance(message, ResultMessage):
                     outcome.result = message
                     outcome.session_id = message.session_id
 
-        limit = timeout if timeout is not None else self.timeout
+        failure: BaseException | None = None
         try:
-            asyncio.run(asyncio.wait_for(consume(), limit))
-        except TimeoutError:
-            outcome.error = AgentError(
-                f"The Claude agent did not finish within {limit:g} s (stderr tail: {outcome.stderr[-5:]}).",
-                hint="A hook or can_use_tool that waits forever, or a tool that hangs, is the usual cause; raise the "
-                     "limit with @pytest.mark.agent(timeout=...) if the run is just long.")
-        except Exception as error:  # the CLI failed: the caller decides how to report it
-            outcome.error = error
+            asyncio.run(asyncio.wait_for(consume(), timeout))
+        except Exception as error:  # noqa: BLE001 - described below, raised by the session
+            failure = error
         for call in calls.values():
             if call.id in observer.permission_denials:
                 call.verdict, call.reason = "denied_by_permission", observer.permission_denials[call.id]
@@ -183,7 +189,36 @@ class ClaudeAgent:
             call.hooks_consulted = observer.hook_calls.get(call.id, 0)
         outcome.tool_calls = list(calls.values())
         outcome.callback_errors = observer.errors
+        if failure is not None:
+            outcome.error = self._describe_failure(failure, outcome, timeout)
         return outcome
+
+    @staticmethod
+    def _describe_failure(error: BaseException, outcome: RunOutcome, timeout: float) -> BaseException:
+        """The SDK's exception as an AgentError that says what happened and what to do."""
+        from claude_agent_sdk import CLINotFoundError, ProcessError
+
+        if isinstance(error, AgentError):
+            return error
+        pending = [c for c in outcome.tool_calls if c.verdict == "not_run"]
+        during = f" during {pending[-1].name} {json.dumps(pending[-1].input)[:200]}" if pending else ""
+        tail = stderr_tail(outcome.stderr)
+        if isinstance(error, TimeoutError):
+            return AgentError(f"The Claude agent did not finish within {timeout:g} s{during}; it was stopped.\n"
+                              f"stderr tail:\n{tail}",
+                              hint="A hook or can_use_tool that waits forever, or a tool that hangs, is the usual "
+                                   "cause; raise the limit with @pytest.mark.agent(timeout=...) or the ini option "
+                                   "agent_timeout if the run is just long.")
+        if isinstance(error, CLINotFoundError):
+            return AgentError(f"The Claude Code CLI was not found: {str(error).splitlines()[0]}",
+                              hint="Install pytest-controlplane[claude] (claude-agent-sdk bundles the CLI), or point "
+                                   "ClaudeAgentOptions(cli_path=...) at an existing `claude` executable.")
+        if isinstance(error, ProcessError) and error.exit_code is not None:
+            return AgentError(f"The Claude Code CLI {describe_exit(error.exit_code)}{during}.\nstderr tail:\n{tail}",
+                              hint="The stderr tail says why. A CLI that cannot start usually means a broken "
+                                   "install (reinstall claude-agent-sdk) or an unusable cli_path; a signal means "
+                                   "something killed it — a tool command, or the machine running out of memory.")
+        return AgentError(f"The Claude agent failed: {type(error).__name__}: {error}\nstderr tail:\n{tail}")
 
     @staticmethod
     def transcript(world: World, session_id: str) -> Path:

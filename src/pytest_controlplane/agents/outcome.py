@@ -37,6 +37,45 @@ class RunOutcome:
     messages: list[Any] = field(default_factory=list)
     tool_calls: list[ToolCall] = field(default_factory=list)
     result: Any = None
+    stdout: str = ""  # a command agent's standard output
     stderr: list[str] = field(default_factory=list)
     error: BaseException | None = None
+    stray_processes: list[str] = field(default_factory=list)  # still running after the run, killed ("pid command")
     callback_errors: list[str] = field(default_factory=list)  # raised inside hooks/can_use_tool (the SDK swallows them)
+
+
+def calls_seen_by_model(exchanges: list[Any]) -> list[ToolCall]:
+    """Tool calls as the model saw them, for agents whose control plane we cannot watch (a command).
+
+    Each tool_use the model emitted, judged by the tool_result the agent sent back in a later
+    request: "errored" when it says is_error (a refusal looks the same from here), "allowed"
+    otherwise, "not_run" when no result ever came back.
+    """
+    from ..gateway.wire import assemble_message
+
+    calls: dict[str, ToolCall] = {}
+    for exchange in exchanges:
+        body = exchange.request.json if isinstance(exchange.request.json, dict) else {}
+        for message in body.get("messages", []):
+            content = message.get("content") if isinstance(message, dict) else None
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    call = calls.get(block.get("tool_use_id", ""))
+                    if call is not None and call.verdict == "not_run":
+                        call.result = result_text(block.get("content"))
+                        call.verdict = "errored" if block.get("is_error") else "allowed"
+                        call.reason = call.result if block.get("is_error") else ""
+        answer = assemble_message(exchange.response) if exchange.status == 200 else None
+        for block in (answer or {}).get("content", []):
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                calls.setdefault(block["id"], ToolCall(block["id"], block["name"], dict(block.get("input") or {})))
+    return list(calls.values())
+
+
+def result_text(content: Any) -> str:
+    """The text of a tool_result's content (a string, or a list of text blocks)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content)
+    return "" if content is None else str(content)

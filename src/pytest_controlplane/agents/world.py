@@ -11,9 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..errors import ConfigError
+from .process import WORLD_ENV
 
 DUMMY_API_KEY = "sk-ant-controlplane-dummy-key"
 
@@ -29,8 +33,15 @@ class World:
     test_id: str = "controlplane"
 
     @classmethod
-    def create(cls, root: Path | str, test_id: str = "controlplane") -> World:
+    def create(cls, root: Path | str, test_id: str = "controlplane", *, template: Path | str | None = None) -> World:
+        """Make the directories; the workspace starts as a copy of `template` (symlinks kept as symlinks)."""
         world = cls(Path(root).resolve(), test_id)
+        if template is not None:
+            source = Path(template)
+            if not source.is_dir():
+                raise ConfigError(f"The workspace template {source} is not a directory.",
+                                  hint="Point it at a folder whose contents the agent should find in its workspace.")
+            shutil.copytree(source, world.workspace, symlinks=True, dirs_exist_ok=True)
         for directory in (world.workspace, world.home, world.config_dir, world.tmp):
             directory.mkdir(parents=True, exist_ok=True)
         settings = world.config_dir / ".claude.json"
@@ -80,5 +91,6 @@ class World:
             "CLAUDE_CODE_MAX_RETRIES": "0",
             "HOME": str(self.home),
             "TMPDIR": str(self.tmp),
+            WORLD_ENV: str(self.root),  # finds whatever the agent leaves running (see process.reap)
         })
         return env

@@ -1,0 +1,107 @@
+"""CommandAgent: any agent process that honours ANTHROPIC_BASE_URL — another language, a CLI, a script.
+
+It runs with the workspace as its cwd, the world's hermetic environment, the prompt on stdin, in
+a process group of its own.  We cannot watch its control plane from inside, so its tool calls are
+read off what the model saw (tool_use out, tool_result back) and its effects off the filesystem.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from ..errors import AgentError, ConfigError
+from .outcome import RunOutcome
+from .process import describe_exit, kill_group, stderr_tail
+from .world import World
+
+Argv = Sequence[str] | Callable[..., Sequence[str]]
+
+
+class CommandAgent:
+    """`CommandAgent(["my-agent", "--flag"])`, or a function of the session for resume/fork.
+
+    `argv` is a list of strings, or `argv(session_id=..., resume=..., fork=...) -> list[str]`
+    (`resume` is the session to continue, or None for a new one).  `env` adds variables beneath the
+    hermetic ones.  `transcript(world, session_id) -> Path` says where the agent keeps a session,
+    if it does (for `.history`).
+    """
+
+    observes_control_plane = False  # tool calls are read off the model's exchanges instead
+
+    def __init__(self, argv: Argv, *, env: Mapping[str, str] | None = None, timeout: float | None = None,
+                 transcript: Callable[[World, str], Path] | None = None) -> None:
+        if callable(argv):
+            self.argv: Argv = argv
+        elif isinstance(argv, str | bytes) or not argv or not all(isinstance(a, str | os.PathLike) for a in argv):
+            raise ConfigError(f"CommandAgent(argv) takes a non-empty list of strings, like [\"my-agent\", \"-p\"], or a "
+                              f"function (session_id, resume, fork) -> list; got {argv!r}.")
+        else:
+            self.argv = [os.fspath(a) for a in argv]
+        self.env = dict(env or {})
+        self.timeout = timeout
+        self._transcript = transcript
+
+    def _command(self, session_id: str, resume: str | None, fork: bool) -> list[str]:
+        if callable(self.argv):
+            command = [os.fspath(a) for a in self.argv(session_id=session_id, resume=resume, fork=fork)]
+            if not command:
+                raise ConfigError("CommandAgent's argv function returned an empty command.")
+            return command
+        if resume is not None:
+            raise ConfigError(f"CommandAgent({self.argv!r}) cannot {'fork' if fork else 'resume'} a session: a fixed "
+                              "command does not know which one.",
+                              hint="Pass argv as a function, e.g. lambda session_id, resume, fork: ['my-agent'] + "
+                                   "(['--resume', resume] if resume else ['--session-id', session_id]).")
+        return list(self.argv)
+
+    def run(self, prompt: str, *, world: World, base_url: str, session_id: str, resume: str | None = None,
+            fork: bool = False, timeout: float) -> RunOutcome:
+        command = self._command(session_id, resume, fork)
+        outcome = RunOutcome(session_id=session_id if resume is None or fork else resume)
+        try:
+            process = subprocess.Popen(command, cwd=world.workspace, env={**self.env, **world.env(base_url)},
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       start_new_session=True)
+        except OSError as error:
+            outcome.error = AgentError(f"CommandAgent could not start {command[0]!r}: {error.strerror or error}.",
+                                       hint="Give argv[0] as an absolute path or a program on PATH, executable, with "
+                                            "a valid interpreter line if it is a script.")
+            return outcome
+        timed_out = False
+        try:
+            stdout, stderr = process.communicate(prompt.encode(), timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            kill_group(process.pid)
+            stdout, stderr = process.communicate()
+        finally:
+            kill_group(process.pid)  # whatever it left running in its group goes with it
+        outcome.stdout = stdout.decode(errors="replace")
+        outcome.stderr = stderr.decode(errors="replace").splitlines()
+        outcome.result = outcome.stdout.strip()
+        name = Path(command[0]).name
+        if timed_out:
+            outcome.error = AgentError(
+                f"The agent process {name} did not finish within {timeout:g} s; its process group was killed.\n"
+                f"stderr tail:\n{stderr_tail(outcome.stderr)}",
+                hint="A tool that hangs, or an agent waiting for more input (stdin is closed after the prompt), is "
+                     "the usual cause; raise the limit with @pytest.mark.agent(timeout=...) or the ini option "
+                     "agent_timeout if the run is just long.")
+        elif process.returncode != 0:
+            outcome.error = AgentError(
+                f"The agent process {name} {describe_exit(process.returncode)}.\n"
+                f"stderr tail:\n{stderr_tail(outcome.stderr)}",
+                hint="The stderr tail says why. The command was: " + " ".join(command))
+        return outcome
+
+    def transcript(self, world: World, session_id: str) -> Path:
+        if self._transcript is None:
+            raise ConfigError("This CommandAgent keeps no transcript that pytest-controlplane knows of.",
+                              hint="Pass CommandAgent(..., transcript=lambda world, session_id: <path of its JSONL>).")
+        return self._transcript(world, session_id)
+
+    def __repr__(self) -> str:
+        return f"CommandAgent({self.argv!r})"

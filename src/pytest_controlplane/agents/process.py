@@ -1,0 +1,72 @@
+"""Agent processes: how they ended, and making sure none outlives its run.
+
+Every process an agent starts inherits `WORLD_ENV` (set by `World.env`), so whatever the agent left
+running — a detached `nohup`, a background shell, a CLI that ignored its parent's exit — can be
+found through /proc and killed, even when it left the process group.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+WORLD_ENV = "CONTROLPLANE_WORLD"
+TAIL_LINES = 15
+
+
+def describe_exit(returncode: int) -> str:
+    """ "exited with code 3" or "was killed by SIGKILL" (a negative return code is a signal)."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"was killed by {name}"
+    return f"exited with code {returncode}"
+
+
+def stderr_tail(lines: list[str], count: int = TAIL_LINES) -> str:
+    kept = [line.rstrip("\n") for line in lines if line.strip()][-count:]
+    return "\n".join(f"  | {line}" for line in kept) if kept else "  (the agent wrote nothing to stderr)"
+
+
+def processes_of(world_root: Path | str) -> list[tuple[int, str]]:
+    """Live processes (pid, command line) whose environment marks them as this world's."""
+    marker = f"{WORLD_ENV}={world_root}".encode()
+    found = []
+    proc = Path("/proc")
+    if not proc.is_dir():  # not Linux: nothing to look through
+        return found
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if marker not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        if command:  # an empty command line is a zombie: already dead
+            found.append((int(entry.name), command))
+    return found
+
+
+def reap(world_root: Path | str) -> list[str]:
+    """Kill every process still running in this world; return what was killed, as "pid command"."""
+    killed = []
+    for pid, command in processes_of(world_root):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            continue
+        killed.append(f"{pid} {command[:200]}")
+    return killed
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group led by `pid` (started with start_new_session=True)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
