@@ -188,3 +188,68 @@ def test_a_hung_hook_times_out_with_a_clear_error_and_no_orphans(pytester):
     result.stdout.fnmatch_lines(["*LEFT RUNNING: []*",
                                  "*AgentError: The Claude agent did not finish within 3 s*",
                                  "*A hook or can_use_tool that waits forever, or a tool that hangs, is the usual cause*"])
+
+
+TEMPLATE_CONFTEST = '''
+import pytest
+from pathlib import Path
+from pytest_controlplane import CommandAgent
+
+
+@pytest.fixture
+def agent():
+    return CommandAgent(["true"])
+
+
+@pytest.fixture
+def agent_workspace_template():
+    return Path(__file__).parent / "fixture_repo"
+'''
+
+TEMPLATE_TESTS = '''
+import os
+import pytest
+from pytest_controlplane import text
+
+unused = pytest.mark.agent(script=[text("unused")], allow_unused=True)
+
+
+@unused
+def test_fixture_template(agent_session):
+    assert (agent_session.workspace / "from_fixture.txt").read_text() == "fixture"
+
+
+@pytest.mark.agent(script=[text("unused")], allow_unused=True, workspace="marker_repo")
+def test_marker_wins(agent_session):
+    ws = agent_session.workspace
+    assert sorted(os.listdir(ws)) == [".claude", "link.md", "notes.md"]
+    assert os.readlink(ws / "link.md") == "notes.md"  # a symlink stays a symlink
+    (ws / "notes.md").write_text("changed")
+
+
+@pytest.mark.agent(script=[text("unused")], allow_unused=True, workspace="marker_repo")
+def test_each_test_gets_a_fresh_copy(agent_session):
+    assert (agent_session.workspace / "notes.md").read_text() == "original"
+
+
+@pytest.mark.agent(script=[text("unused")], allow_unused=True, workspace="no_such_repo")
+def test_missing_template(agent_session):
+    pass
+'''
+
+
+def test_workspace_seeded_from_a_template_folder(pytester):
+    (pytester.path / "fixture_repo").mkdir()
+    (pytester.path / "fixture_repo" / "from_fixture.txt").write_text("fixture")
+    repo = pytester.path / "marker_repo"
+    (repo / ".claude").mkdir(parents=True)
+    (repo / ".claude" / "settings.json").write_text("{}")
+    (repo / "notes.md").write_text("original")
+    (repo / "link.md").symlink_to("notes.md")
+    pytester.makeconftest(TEMPLATE_CONFTEST)
+    pytester.makepyfile(test_template=TEMPLATE_TESTS)
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=3, errors=1)
+    result.stdout.fnmatch_lines([f"*ConfigError: The workspace template {pytester.path}/no_such_repo is not a "
+                                 "directory.*"])
+    assert (repo / "notes.md").read_text() == "original"  # the template itself is never touched

@@ -45,3 +45,20 @@ def test_quickstart_catches_a_guard_that_allows_everything(pytester):
     result = pytester.runpytest("examples/quickstart", "-p", "no:cacheprovider")
     assert result.parseoutcomes()["failed"] == 1
     result.stdout.fnmatch_lines(['*+*"content": "wrote notes/../.env"*'])
+
+
+@pytest.mark.slow
+def test_claude_guard_against_cassettes_of_another_cli_version(pytester):
+    """The CLI here is not the one the cassettes were recorded with: say so, and touch nothing."""
+    copy_example(pytester, "claude_guard")
+    cassette = pytester.path / "cassettes/examples/claude_guard/test_guard/test_ordinary_note_is_written.yaml"
+    cassette.write_text(cassette.read_text().replace("claude_cli_version: 2.1.332", "claude_cli_version: 2.1.300"))
+    before = cassette.read_bytes()
+    result = pytester.runpytest("examples/claude_guard", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*CassetteVersionMismatch: Cassette *test_ordinary_note_is_written.yaml was recorded "
+                                 "with Claude Code CLI 2.1.300, but this run uses CLI 2.1.332; its prompts differ*",
+                                 "*Re-record it: pytest --agent-mode=record 'examples/claude_guard/test_guard.py::"
+                                 "test_ordinary_note_is_written' — or install the claude-agent-sdk that bundles CLI "
+                                 "2.1.300*"])
+    assert cassette.read_bytes() == before

@@ -168,3 +168,56 @@ def test_no_secret_reaches_the_cassette(pytester, monkeypatch, tmp_path):
             assert secret not in text, f"{secret[:12]}... leaked into {file.name}"
         # The scrubbing did not just drop everything: the conversation is there.
         assert "write_note" in text and "Write a hello note." in text
+
+
+SESSION_CONFTEST = '''
+import pytest
+from claude_agent_sdk import ClaudeAgentOptions
+from pytest_controlplane import ClaudeAgent
+
+
+@pytest.fixture
+def agent():
+    return ClaudeAgent(lambda workspace: ClaudeAgentOptions(permission_mode="acceptEdits"))
+'''
+
+SESSION_TEST = '''
+import json, os
+from pathlib import Path
+
+
+def test_note(agent_session):
+    agent_session.run("Write a hello note.")
+    assert (agent_session.workspace / "notes" / "hello.txt").read_text() == "hello"
+    root = str(agent_session.world.root)
+    Path(os.environ["RUN_OUT"]).write_text(json.dumps({"root": root, "requests": agent_session.requests}))
+'''
+
+
+@pytest.mark.slow
+def test_agent_session_replays_twice_elsewhere_with_identical_requests(pytester, monkeypatch, tmp_path):
+    """Issue 3, must show: recorded through the gateway, replayed offline twice, other workspaces, same requests."""
+    pytester.makeconftest(SESSION_CONFTEST)
+    pytester.makepyfile(test_session=SESSION_TEST)
+    runs = []
+    with StandIn(two_turn_tool_conversation("Write", "file_path", {"content": "hello"}), api_key=API_KEY) as api:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
+        monkeypatch.setenv("RUN_OUT", str(tmp_path / "recorded.json"))
+        pytester.runpytest("--agent-mode=record", f"--agent-upstream={api.url}", f"--basetemp={tmp_path / 'rec'}",
+                           ).assert_outcomes(passed=1)
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    cassette = pytester.path / "cassettes" / "test_session" / "test_note.yaml"
+    recorded_bytes = cassette.read_bytes()
+    for name in ("replay1", "replay2"):  # the stand-in is gone: replay only
+        monkeypatch.setenv("RUN_OUT", str(tmp_path / f"{name}.json"))
+        pytester.runpytest(f"--basetemp={tmp_path / name}", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+        runs.append(json.loads((tmp_path / f"{name}.json").read_text()))
+    recorded = json.loads((tmp_path / "recorded.json").read_text())
+
+    roots = {run["root"] for run in [recorded, *runs]}
+    assert len(roots) == 3  # three different worlds
+    bodies = [json.dumps(run["requests"]).replace(run["root"], "<WORLD>") for run in [recorded, *runs]]
+    assert len(runs[0]["requests"]) == 2
+    assert bodies[1] == bodies[2], "two replays sent different requests"
+    assert bodies[0] == bodies[1], "the replay sent other requests than the recording"
+    assert cassette.read_bytes() == recorded_bytes  # replay never writes

@@ -12,6 +12,7 @@ import dataclasses
 import importlib.util
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -196,7 +197,7 @@ class ClaudeAgent:
     @staticmethod
     def _describe_failure(error: BaseException, outcome: RunOutcome, timeout: float) -> BaseException:
         """The SDK's exception as an AgentError that says what happened and what to do."""
-        from claude_agent_sdk import CLINotFoundError, ProcessError
+        from claude_agent_sdk import CLIConnectionError, CLINotFoundError, ProcessError
 
         if isinstance(error, AgentError):
             return error
@@ -213,8 +214,12 @@ class ClaudeAgent:
             return AgentError(f"The Claude Code CLI was not found: {str(error).splitlines()[0]}",
                               hint="Install pytest-controlplane[claude] (claude-agent-sdk bundles the CLI), or point "
                                    "ClaudeAgentOptions(cli_path=...) at an existing `claude` executable.")
-        if isinstance(error, ProcessError) and error.exit_code is not None:
-            return AgentError(f"The Claude Code CLI {describe_exit(error.exit_code)}{during}.\nstderr tail:\n{tail}",
+        exit_code = getattr(error, "exit_code", None)
+        if exit_code is None and isinstance(error, CLIConnectionError):  # "Cannot write to terminated process (exit code: 3)"
+            found = re.search(r"exit code:? (-?\d+)", str(error))
+            exit_code = int(found.group(1)) if found else None
+        if isinstance(error, ProcessError | CLIConnectionError) and exit_code is not None:
+            return AgentError(f"The Claude Code CLI {describe_exit(exit_code)}{during}.\nstderr tail:\n{tail}",
                               hint="The stderr tail says why. A CLI that cannot start usually means a broken "
                                    "install (reinstall claude-agent-sdk) or an unusable cli_path; a signal means "
                                    "something killed it — a tool command, or the machine running out of memory.")

@@ -21,8 +21,11 @@ from .process import WORLD_ENV
 
 DUMMY_API_KEY = "sk-ant-controlplane-dummy-key"
 
-# Variables of the surrounding process that would change what the agent does or where it calls.
-_LEAKY_PREFIXES = ("ANTHROPIC_", "CLAUDE_", "CLAUDECODE", "AWS_", "GOOGLE_", "VERTEX_", "OTEL_")
+# The only variables of the surrounding process an agent gets: enough to find programs and speak the
+# locale.  Everything else (tokens, proxies, ANTHROPIC_*/CLAUDE_* settings, cloud credentials) stays
+# out, so a run neither leaks the developer's secrets nor depends on their shell; an adapter's own
+# `env` adds what an agent really needs.
+_PASSED = ("PATH", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "SHELL", "TERM", "VIRTUAL_ENV", "SYSTEMROOT")
 
 
 @dataclass(frozen=True)
@@ -81,8 +84,8 @@ class World:
                 "tmp": str(self.tmp)}
 
     def env(self, base_url: str) -> dict[str, str]:
-        """The full environment of an agent process: the parent's, minus credentials, plus ours."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith(_LEAKY_PREFIXES)}
+        """The full environment of an agent process: a few of the parent's variables (locale, PATH), plus ours."""
+        env = {k: v for k, v in os.environ.items() if k in _PASSED or k.startswith("LC_")}
         env.update({
             "ANTHROPIC_BASE_URL": base_url,
             "ANTHROPIC_API_KEY": DUMMY_API_KEY,

@@ -1,0 +1,245 @@
+"""A crashed, hung, missing or silent agent: a clear error with its stderr tail, and nothing left behind.
+
+Every inner test prints what is still running in its world once the run is over (processes whose
+environment carries the world's marker) and what appeared in the real /tmp during the run.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+WITNESS = '''
+import os
+import pytest
+from pathlib import Path
+from pytest_controlplane.agents.process import processes_of
+
+
+@pytest.fixture(autouse=True)
+def witness(request):
+    before = set(os.listdir("/tmp"))
+    yield
+    session = request.node.funcargs.get("agent_session")
+    if session is not None:
+        left = processes_of(session.world.root)
+        new = sorted(n for n in set(os.listdir("/tmp")) - before if not n.startswith("pytest-of-"))
+        print(f"LEFT RUNNING: {left} NEW IN /tmp: {new}")
+'''
+
+COMMAND_CONFTEST = WITNESS + '''
+from pytest_controlplane import CommandAgent
+
+COMMANDS = {
+    "missing": ["/nonexistent/agent"],
+    "exit3": ["sh", "-c", "echo 'reading agent.toml' >&2; echo 'config file missing: agent.toml' >&2; exit 3"],
+    "killed": ["sh", "-c", "kill -9 $$"],
+    "silent": ["cat"],
+    "hangs": ["sh", "-c", "sleep 300 & echo 'waiting for the model' >&2; sleep 300"],
+}
+
+
+@pytest.fixture
+def agent(request):
+    return CommandAgent(COMMANDS[request.node.callspec.params["kind"]])
+'''
+
+COMMAND_TESTS = '''
+import pytest
+from pytest_controlplane import text
+
+
+@pytest.mark.agent(script=[text("unused")], allow_unused=True, timeout=1)
+@pytest.mark.parametrize("kind", ["missing", "exit3", "killed", "silent", "hangs"])
+def test_run(agent_session, kind):
+    agent_session.run("hello")
+'''
+
+
+def test_command_agent_failures_say_what_happened(pytester):
+    pytester.makeconftest(COMMAND_CONFTEST)
+    pytester.makepyfile(test_fail=COMMAND_TESTS)
+    result = pytester.runpytest("-s")
+    result.assert_outcomes(failed=5)
+    result.stdout.fnmatch_lines([
+        "*AgentError: CommandAgent could not start '/nonexistent/agent': No such file or directory.",
+        "*Give argv?0? as an absolute path or a program on PATH*",
+    ], consecutive=True)
+    result.stdout.fnmatch_lines([
+        "*AgentError: The agent process sh exited with code 3.",
+        "*stderr tail:",
+        "*  | reading agent.toml",
+        "*  | config file missing: agent.toml",
+        "*The stderr tail says why. The command was: sh -c echo*",
+    ], consecutive=True)
+    result.stdout.fnmatch_lines(["*AgentError: The agent process sh was killed by SIGKILL.*"])
+    result.stdout.fnmatch_lines([
+        "*AgentError: The agent finished without calling the model once.",
+        "*stderr tail:",
+        "*  (the agent wrote nothing to stderr)",
+        "*Check that the agent honours ANTHROPIC_BASE_URL*reads its prompt (from stdin, for a CommandAgent).",
+    ], consecutive=True)
+    result.stdout.fnmatch_lines([
+        "*AgentError: The agent process sh did not finish within 1 s; its process group was killed.",
+        "*stderr tail:",
+        "*  | waiting for the model",
+    ], consecutive=True)
+    assert result.stdout.str().count("LEFT RUNNING: [] NEW IN /tmp: []") == 5
+
+
+def test_a_detached_process_is_killed_and_reported(pytester):
+    pytester.makeconftest(WITNESS + '''
+import sys
+from pytest_controlplane import CommandAgent
+AGENT = "import json, os, urllib.request; urllib.request.urlopen(urllib.request.Request(" \\
+        "os.environ['ANTHROPIC_BASE_URL'] + '/v1/messages', data=json.dumps({'model': 'm', 'max_tokens': 9, " \\
+        "'messages': [{'role': 'user', 'content': 'hi'}]}).encode(), headers={'content-type': 'application/json'}))"
+
+
+@pytest.fixture
+def agent():
+    # setsid leaves the process group: only the world's marker in its environment finds it.
+    return CommandAgent(["sh", "-c", f"setsid sleep 300 </dev/null >/dev/null 2>&1 & exec {sys.executable} -c \\"$0\\"",
+                         AGENT])
+''')
+    pytester.makepyfile('''
+import pytest
+from pytest_controlplane import text
+
+
+@pytest.mark.agent(script=[text("hi")])
+def test_run(agent_session):
+    outcome = agent_session.run("hello")
+    print("STRAY", [p.split(" ", 1)[1] for p in outcome.stray_processes])
+''')
+    result = pytester.runpytest("-s")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*STRAY ?'sleep 300'?*", "*LEFT RUNNING: [] NEW IN /tmp: []*"])
+
+
+def test_a_fixed_command_cannot_resume_and_says_how_to(pytester):
+    pytester.makeconftest('''
+import pytest
+from pytest_controlplane import CommandAgent
+
+@pytest.fixture
+def agent():
+    return CommandAgent(["my-agent"])
+''')
+    pytester.makepyfile('''
+from pytest_controlplane import CommandAgent, World
+
+def test_resume(agent, tmp_path):
+    agent.run("x", world=World.create(tmp_path), base_url="http://127.0.0.1:9", session_id="s", resume="s",
+              timeout=5)
+''')
+    result = pytester.runpytest()
+    result.stdout.fnmatch_lines(["*ConfigError: CommandAgent(?'my-agent'?) cannot resume a session: a fixed command "
+                                 "*does not know which one.",
+                                 "*Pass argv as a function, e.g. lambda session_id, resume, fork:*"])
+
+
+def test_an_agent_fixture_that_is_not_an_adapter(pytester):
+    pytester.makeconftest('''
+import pytest
+
+@pytest.fixture
+def agent():
+    return "claude"
+''')
+    pytester.makepyfile('''
+import pytest
+from pytest_controlplane import text
+
+@pytest.mark.agent(script=[text("hi")], allow_unused=True)
+def test_x(agent_session):
+    pass
+''')
+    result = pytester.runpytest()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*ConfigError: The agent fixture returned 'claude', which is not an agent adapter.",
+                                 "*Return ClaudeAgent(options_factory) or CommandAgent(argv) from your `agent` fixture."])
+
+
+@pytest.mark.parametrize(("ini", "outcome", "line"), [
+    ("agent_timeout = 1", {"failed": 1}, "*AgentError: The agent process sh did not finish within 1 s;*"),
+    ("agent_timeout = soon", None, "*ini option agent_timeout: agent_timeout takes seconds (a positive number), "
+                                   "*got 'soon'.*"),
+])
+def test_ini_timeout(pytester, ini, outcome, line):
+    pytester.makeini(f"[pytest]\n{ini}\n")
+    pytester.makeconftest('''
+import pytest
+from pytest_controlplane import CommandAgent
+
+@pytest.fixture
+def agent():
+    return CommandAgent(["sh", "-c", "sleep 300"])
+''')
+    pytester.makepyfile('''
+import pytest
+from pytest_controlplane import text
+
+@pytest.mark.agent(script=[text("hi")], allow_unused=True)
+def test_x(agent_session):
+    agent_session.run("x")
+''')
+    result = pytester.runpytest()
+    if outcome:
+        result.assert_outcomes(**outcome)
+    else:
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stdout, result.stderr = result.stderr, result.stdout
+    result.stdout.fnmatch_lines([line])
+
+
+# --- the Claude Code CLI -------------------------------------------------------------------------
+
+CLAUDE_CONFTEST = WITNESS + '''
+from pathlib import Path
+from claude_agent_sdk import ClaudeAgentOptions
+from pytest_controlplane import ClaudeAgent
+
+FAKE = Path(__file__).parent / "fake_claude"
+FAKE.write_text("#!/bin/sh\\necho 'fatal: cannot load the runtime: broken install' >&2\\nexit 3\\n")
+FAKE.chmod(0o755)
+CLI = {"missing": {"cli_path": "/nonexistent/claude"}, "broken": {"cli_path": str(FAKE)}, "killed": {}}
+
+
+@pytest.fixture
+def agent(request):
+    kind = request.node.callspec.params["kind"]
+    return ClaudeAgent(lambda workspace: ClaudeAgentOptions(allowed_tools=["Bash"], **CLI[kind]))
+'''
+
+CLAUDE_TESTS = '''
+import pytest
+from pytest_controlplane import text, tool_use
+
+
+@pytest.mark.parametrize("kind", ["missing", "broken", "killed"])
+def test_run(agent_session, scripted_model, kind):
+    scripted_model([tool_use("Bash", {"command": "kill -9 $PPID", "description": "stop"}), text("unreachable")])
+    agent_session.run("go")
+'''
+
+
+@pytest.mark.slow
+def test_claude_cli_missing_broken_or_killed(pytester):
+    pytester.makeconftest(CLAUDE_CONFTEST)
+    pytester.makepyfile(test_claude=CLAUDE_TESTS)
+    result = pytester.runpytest("-s", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=3)
+    result.stdout.fnmatch_lines([
+        "*AgentError: The Claude Code CLI was not found: Claude Code not found at: /nonexistent/claude",
+        "*Install pytest-controlplane?claude? (claude-agent-sdk bundles the CLI), or point "
+        "*ClaudeAgentOptions(cli_path=...) at an existing `claude` executable.",
+    ], consecutive=True)
+    result.stdout.fnmatch_lines([
+        "*AgentError: The Claude Code CLI exited with code 3.",
+        "*stderr tail:",
+        "*  | fatal: cannot load the runtime: broken install",
+    ], consecutive=True)
+    result.stdout.fnmatch_lines([
+        '*AgentError: The Claude Code CLI was killed by SIGKILL during Bash {"command": "kill -9 $PPID", *}.',
+    ])
+    assert result.stdout.str().count("LEFT RUNNING: [] NEW IN /tmp: []") == 3
