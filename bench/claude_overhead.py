@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -98,6 +99,7 @@ def main(runs: int) -> None:
     print(f"{'replay':<8}{r:>10.3f}{min(replay):>8.3f}{max(replay):>8.3f}")
     print(f"overhead: {r / b - 1:+.1%} of the bare CLI run ({(r - b) * 1000:+.0f} ms)")
     server.shutdown()
+    shutil.rmtree(root)
 
 
 if __name__ == "__main__":

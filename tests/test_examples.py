@@ -62,3 +62,19 @@ def test_claude_guard_against_cassettes_of_another_cli_version(pytester):
                                  "test_ordinary_note_is_written' — or install the claude-agent-sdk that bundles CLI "
                                  "2.1.300*"])
     assert cassette.read_bytes() == before
+
+
+@pytest.mark.slow
+def test_project_hooks_catches_a_matcher_that_forgets_the_shell(pytester):
+    example = copy_example(pytester, "project_hooks")
+    pytester.runpytest("examples/project_hooks", "-p", "no:cacheprovider").assert_outcomes(passed=3)
+
+    settings = example / "project" / ".claude" / "settings.json"
+    settings.write_text(settings.read_text().replace('"Write|Edit|NotebookEdit|Bash"', '"Write|Edit|NotebookEdit"'))
+    result = pytester.runpytest("examples/project_hooks", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines([
+        "*test_shell_route_to_secrets_is_blocked_too*",
+        "*ReplayMiss: Request #2 (POST /v1/messages?beta=true) matches no unplayed interaction*",
+        '*-*"content": "PreToolUse:Bash hook error: *protect.sh: .env and secrets/ are off limits*',
+    ])
