@@ -1,7 +1,9 @@
 """A crashed, hung, missing or silent agent: a clear error with its stderr tail, and nothing left behind.
 
-Every inner test prints what is still running in its world once the run is over (processes whose
-environment carries the world's marker) and what appeared in the real /tmp during the run.
+Every inner test prints, once the gateway and the session are gone: what still runs in its world
+(processes whose environment carries the world's marker), what appeared in the real /tmp or the
+developer's ~/.claude, sockets in the world's config dir, and whether the gateway still listens.
+A killed CLI leaves its socket file behind, in the world's own TMPDIR: that is where it belongs.
 """
 
 from __future__ import annotations
@@ -10,20 +12,41 @@ import pytest
 
 WITNESS = '''
 import os
+import socket
 import pytest
 from pathlib import Path
 from pytest_controlplane.agents.process import processes_of
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    try:
+        return (yield)
+    finally:
+        item.gateway_address = item.funcargs["model_gateway"]._server.server_address
+
+
+def developer_config():
+    config = Path(os.path.expanduser("~/.claude"))
+    return {str(p): p.stat().st_mtime_ns for p in [config, *config.rglob("*")] if p.exists()}
+
+
 @pytest.fixture(autouse=True)
 def witness(request):
-    before = set(os.listdir("/tmp"))
+    before, config_before = set(os.listdir("/tmp")), developer_config()
     yield
     session = request.node.funcargs.get("agent_session")
-    if session is not None:
+    if session is not None:  # torn down after the gateway and the session
         left = processes_of(session.world.root)
         new = sorted(n for n in set(os.listdir("/tmp")) - before if not n.startswith("pytest-of-"))
-        print(f"LEFT RUNNING: {left} NEW IN /tmp: {new}")
+        new += [p for p in developer_config().items() if p not in config_before.items()]
+        sockets = [str(p) for p in session.world.config_dir.rglob("*") if p.is_socket()]
+        try:
+            socket.create_connection(request.node.gateway_address, timeout=1).close()
+            listening = True
+        except OSError:
+            listening = False
+        print(f"LEFT RUNNING: {left} NEW IN /tmp: {new} SOCKETS: {sockets} GATEWAY LISTENING: {listening}")
 '''
 
 COMMAND_CONFTEST = WITNESS + '''
@@ -83,7 +106,7 @@ def test_command_agent_failures_say_what_happened(pytester):
         "*stderr tail:",
         "*  | waiting for the model",
     ], consecutive=True)
-    assert result.stdout.str().count("LEFT RUNNING: [] NEW IN /tmp: []") == 5
+    assert result.stdout.str().count("LEFT RUNNING: [] NEW IN /tmp: [] SOCKETS: [] GATEWAY LISTENING: False") == 5
 
 
 def test_a_detached_process_is_killed_and_reported(pytester):
@@ -113,7 +136,8 @@ def test_run(agent_session):
 ''')
     result = pytester.runpytest("-s")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*STRAY ?'sleep 300'?*", "*LEFT RUNNING: [] NEW IN /tmp: []*"])
+    result.stdout.fnmatch_lines(["*STRAY ?'sleep 300'?*"])
+    assert "LEFT RUNNING: [] NEW IN /tmp: [] SOCKETS: [] GATEWAY LISTENING: False" in result.stdout.str()
 
 
 def test_a_fixed_command_cannot_resume_and_says_how_to(pytester):
@@ -242,4 +266,4 @@ def test_claude_cli_missing_broken_or_killed(pytester):
     result.stdout.fnmatch_lines([
         '*AgentError: The Claude Code CLI was killed by SIGKILL during Bash {"command": "kill -9 $PPID", *}.',
     ])
-    assert result.stdout.str().count("LEFT RUNNING: [] NEW IN /tmp: []") == 3
+    assert result.stdout.str().count("LEFT RUNNING: [] NEW IN /tmp: [] SOCKETS: [] GATEWAY LISTENING: False") == 3
