@@ -218,8 +218,11 @@ class ClaudeAgent:
         if exit_code is None and isinstance(error, CLIConnectionError):  # "Cannot write to terminated process (exit code: 3)"
             found = re.search(r"exit code:? (-?\d+)", str(error))
             exit_code = int(found.group(1)) if found else None
-        if isinstance(error, ProcessError | CLIConnectionError) and exit_code is not None:
-            return AgentError(f"The Claude Code CLI {describe_exit(exit_code)}{during}.\nstderr tail:\n{tail}",
+        if isinstance(error, ProcessError | CLIConnectionError):
+            # Which of the two the SDK raises, and whether it knows the exit code, is a race.
+            how = describe_exit(exit_code) if exit_code is not None else "stopped unexpectedly"
+            lost = "" if exit_code is not None else f" (the SDK says {type(error).__name__}: {str(error).strip()})"
+            return AgentError(f"The Claude Code CLI {how}{during}{lost}.\nstderr tail:\n{tail}",
                               hint="The stderr tail says why. A CLI that cannot start usually means a broken "
                                    "install (reinstall claude-agent-sdk) or an unusable cli_path; a signal means "
                                    "something killed it — a tool command, or the machine running out of memory.")
