@@ -78,3 +78,18 @@ def test_project_hooks_catches_a_matcher_that_forgets_the_shell(pytester):
         "*ReplayMiss: Request #2 (POST /v1/messages?beta=true) matches no unplayed interaction*",
         '*-*"content": "PreToolUse:Bash hook error: *protect.sh: .env and secrets/ are off limits*',
     ])
+
+
+def test_cache_investigation_catches_a_tool_that_stops_redacting(pytester):
+    example = copy_example(pytester, "cache_investigation")
+    pytester.runpytest("examples/cache_investigation", "-p", "no:cacheprovider").assert_outcomes(passed=7)
+
+    agent = example / "cache_agent.py"
+    agent.write_text(agent.read_text().replace("return redact(content) if", "return content if"))
+    result = pytester.runpytest("examples/cache_investigation", "-p", "no:cacheprovider")
+    # The agent gets a 403 for the request the cassette does not hold (the test fails); the gateway's
+    # teardown says why, with the diff: the token went out.
+    result.assert_outcomes(passed=6, failed=1, errors=1)
+    result.stdout.fnmatch_lines(["*ERROR at teardown of test_the_config_token_never_reaches_the_model*",
+                                 "*ReplayMiss: Request #2 (POST /v1/messages) matches no unplayed interaction*",
+                                 "*-*api_token = <redacted>*", "*+*api_token = cp-canary-5f0c2b7e*"])

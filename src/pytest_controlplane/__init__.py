@@ -23,6 +23,15 @@ _EXPORTS = {
     "ClaudeAgent": "pytest_controlplane.agents.claude",
     "claude_cli": "pytest_controlplane.agents.claude",
     "CommandAgent": "pytest_controlplane.agents.command",
+    "LoopAgent": "pytest_controlplane.agents.loop",
+    "run_agentic_loop": "pytest_controlplane.loop.agent_loop",
+    "SessionStore": "pytest_controlplane.loop.store",
+    "FileChange": "pytest_controlplane.loop.store",
+    "save_session": "pytest_controlplane.loop.sessions",
+    "load_session": "pytest_controlplane.loop.sessions",
+    "resume_session": "pytest_controlplane.loop.sessions",
+    "fork_session": "pytest_controlplane.loop.sessions",
+    "start_fresh_with_summary": "pytest_controlplane.loop.sessions",
     "ToolCall": "pytest_controlplane.agents.outcome",
     "AgentSession": "pytest_controlplane.session",
     "ControlPlaneError": "pytest_controlplane.errors",
@@ -39,6 +48,11 @@ _EXPORTS = {
     "MissingApiKey": "pytest_controlplane.errors",
     "UpstreamError": "pytest_controlplane.errors",
     "AgentError": "pytest_controlplane.errors",
+    "SessionError": "pytest_controlplane.errors",
+    "SessionNotFound": "pytest_controlplane.errors",
+    "SessionCorrupt": "pytest_controlplane.errors",
+    "SessionFormatError": "pytest_controlplane.errors",
+    "StaleSession": "pytest_controlplane.errors",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -59,12 +73,17 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover
     from .agents.claude import ClaudeAgent, claude_cli
     from .agents.command import CommandAgent
+    from .agents.loop import LoopAgent
+    from .loop.agent_loop import run_agentic_loop
+    from .loop.sessions import fork_session, load_session, resume_session, save_session, start_fresh_with_summary
+    from .loop.store import FileChange, SessionStore
     from .agents.outcome import ToolCall
     from .agents.world import World
     from .session import AgentSession
     from .cassette.store import Cassette
     from .errors import (AgentError, CassetteCorrupt, CassetteError, CassetteNotFound, CassetteVersionMismatch,
                          ConfigError, ControlPlaneError, GatewayError, MissingApiKey, ReplayMiss, ScriptExhausted,
+                         SessionCorrupt, SessionError, SessionFormatError, SessionNotFound, StaleSession,
                          UnusedInteractions, UnusedScriptTurns, UpstreamError)
     from .gateway.scripted import ScriptedModel, text, tool_use
     from .gateway.server import ModelGateway

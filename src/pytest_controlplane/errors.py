@@ -13,7 +13,12 @@
     │   ├── UnusedScriptTurns      scripted turns the agent never asked for
     │   ├── MissingApiKey          record/live mode without ANTHROPIC_API_KEY
     │   └── UpstreamError          the upstream API could not be reached or failed
-    └── AgentError                 the agent under test crashed, hung or never called the model
+    ├── AgentError                 the agent under test crashed, hung or never called the model
+    └── SessionError               (.path) a saved agent session could not be used
+        ├── SessionNotFound        fork or load of a session that does not exist
+        ├── SessionCorrupt         a torn, foreign or mis-serialised session file
+        ├── SessionFormatError     messages a session cannot hold, or a loop that broke its contract
+        └── StaleSession           (.changed) files the session read changed since it was saved
 
 Each message says what happened and the exact fix.  `hint` holds the fix alone, so reports can
 show it apart.
@@ -91,3 +96,29 @@ class UpstreamError(GatewayError):
 
 class AgentError(ControlPlaneError):
     """The agent under test crashed, hung or never called the model."""
+
+
+class SessionError(ControlPlaneError):
+    def __init__(self, message: str, *, path: Path | str | None = None, hint: str = "") -> None:
+        self.path = Path(path) if path is not None else None
+        super().__init__(message, hint=hint)
+
+
+class SessionNotFound(SessionError):
+    """Fork or load of a session that does not exist."""
+
+
+class SessionCorrupt(SessionError):
+    """A session file that is torn, foreign, or holds SDK objects serialised as strings."""
+
+
+class SessionFormatError(SessionError):
+    """Messages a session cannot hold, or an agent loop that broke its contract."""
+
+
+class StaleSession(SessionError):
+    """Files the saved session read have changed since it was saved."""
+
+    def __init__(self, message: str, *, changed: list[object], path: Path | str | None = None, hint: str = "") -> None:
+        self.changed = changed
+        super().__init__(message, path=path, hint=hint)

@@ -142,10 +142,6 @@ class AgentSession:
 
     @property
     def history(self) -> list[dict[str, Any]]:
-        """The last session's transcript, assistant lines merged by message id."""
-        from .history import read_transcript
-
-        path = self.transcript_path()
-        if not path.exists():
-            raise ControlPlaneError(f"No transcript at {path}.")
-        return read_transcript(path)
+        """The last session as the agent stored it (Claude: the JSONL transcript, assistant lines merged by
+        message id; LoopAgent: the saved messages)."""
+        return self.agent.history(self.world, self._last_session())

@@ -234,3 +234,9 @@ class ClaudeAgent:
         from ..gateway.normalize import slug
 
         return world.config_dir / "projects" / slug(os.path.realpath(world.workspace)) / f"{session_id}.jsonl"
+
+    @classmethod
+    def history(cls, world: World, session_id: str) -> list[dict[str, Any]]:
+        from ..history import read_transcript
+
+        return read_transcript(cls.transcript(world, session_id))

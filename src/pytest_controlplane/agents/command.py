@@ -11,6 +11,7 @@ import os
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..errors import AgentError, ConfigError
 from .outcome import RunOutcome
@@ -102,6 +103,11 @@ class CommandAgent:
             raise ConfigError("This CommandAgent keeps no transcript that pytest-controlplane knows of.",
                               hint="Pass CommandAgent(..., transcript=lambda world, session_id: <path of its JSONL>).")
         return self._transcript(world, session_id)
+
+    def history(self, world: World, session_id: str) -> list[dict[str, Any]]:
+        from ..history import read_transcript
+
+        return read_transcript(self.transcript(world, session_id))
 
     def __repr__(self) -> str:
         return f"CommandAgent({self.argv!r})"

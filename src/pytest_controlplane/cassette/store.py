@@ -9,14 +9,13 @@ recording's provenance in the cassette's ``metadata``.
 from __future__ import annotations
 
 import difflib
-import os
-import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..atomic import write_atomically
 from ..errors import CassetteCorrupt, CassetteNotFound
 from ..gateway.normalize import match_key, pretty
 
@@ -144,14 +143,4 @@ class Cassette:
         if self.metadata:
             data["metadata"] = self.metadata
         text = serialize(data, yamlserializer)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temporary, self.path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_atomically(self.path, text.encode("utf-8"))

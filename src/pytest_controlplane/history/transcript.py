@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..errors import ControlPlaneError
+
 
 def read_transcript(path: Path | str) -> list[dict[str, Any]]:
     """The transcript's entries in file order, each with its `line` number (1-based).
@@ -14,6 +16,10 @@ def read_transcript(path: Path | str) -> list[dict[str, Any]]:
     `message.id`; they are merged into one entry whose content holds every block, at the
     position of the first line.
     """
+    if not Path(path).is_file():
+        raise ControlPlaneError(f"No transcript at {path}.",
+                                hint="The agent saved no session there: did the run reach the model, and is this "
+                                     "the session id it reported?")
     entries: list[dict[str, Any]] = []
     by_message_id: dict[str, dict[str, Any]] = {}
     for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):

@@ -1,0 +1,108 @@
+"""LoopAgent: an in-process agent loop on the Anthropic Python SDK (ours or the user's), through the gateway.
+
+    LoopAgent(lambda workspace: {"system": SYSTEM, "tools": TOOLS, "tool_impls": make_tools(workspace)})
+
+Each agent_session run is `resume_session` on the world's SessionStore: run() starts a session
+named after the session id, resume() continues one, fork() copies it first.  The loop runs in a
+thread with ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY pointing at the gateway for the run's duration.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import AgentError, ConfigError
+from ..loop.agent_loop import run_agentic_loop
+from ..loop.sessions import ON_STALE, OnStale, resume_session
+from ..loop.store import SessionStore
+from .outcome import RunOutcome
+from .world import DUMMY_API_KEY, World
+
+_env_lock = threading.Lock()
+
+
+class LoopAgent:
+    """`options_factory(workspace) -> dict` of the loop's keyword arguments (system, tools, tool_impls, ...)."""
+
+    observes_control_plane = False  # tool calls are read off the model's exchanges
+
+    def __init__(self, options_factory: Callable[[Path], Mapping[str, Any]], *, loop: Callable[..., Any] | None = None,
+                 on_stale: OnStale = "raise", reading_tools: Iterable[str] | Mapping[str, str] | None = None,
+                 timeout: float | None = None) -> None:
+        if not callable(options_factory):
+            raise ConfigError("LoopAgent(options_factory): pass a function workspace -> dict of the loop's keyword "
+                              "arguments, e.g. lambda ws: {'system': ..., 'tools': ..., 'tool_impls': ...}.")
+        if on_stale not in ON_STALE:
+            raise ConfigError(f"LoopAgent(on_stale={on_stale!r}): choose one of {', '.join(ON_STALE)}.")
+        self.options_factory = options_factory
+        self.loop = loop or run_agentic_loop
+        self.on_stale = on_stale
+        self.reading_tools = reading_tools
+        self.timeout = timeout
+
+    def store(self, world: World) -> SessionStore:
+        return SessionStore(world.root / "sessions", root=world.workspace, reading_tools=self.reading_tools)
+
+    def run(self, prompt: str, *, world: World, base_url: str, session_id: str, resume: str | None = None,
+            fork: bool = False, timeout: float) -> RunOutcome:
+        store = self.store(world)
+        name = session_id if resume is None or fork else resume
+        outcome = RunOutcome(session_id=name)
+        options = dict(self.options_factory(world.workspace))
+        box: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                if fork:
+                    store.fork(resume, name)  # type: ignore[arg-type]
+                box["result"] = resume_session(name, prompt, store=store, loop=self.loop, on_stale=self.on_stale,
+                                               **options)
+            except BaseException as error:  # noqa: BLE001 - handed to the session
+                box["error"] = error
+
+        with _agent_env(base_url):
+            thread = threading.Thread(target=work, name="controlplane-loop-agent", daemon=True)
+            thread.start()
+            thread.join(timeout)
+        if thread.is_alive():
+            outcome.error = AgentError(
+                f"The agent loop did not finish within {timeout:g} s; its thread is abandoned (an in-process agent "
+                "cannot be killed).",
+                hint="A tool that hangs is the usual cause; raise the limit with @pytest.mark.agent(timeout=...) if "
+                     "the run is just long.")
+        elif "error" in box:
+            outcome.error = box["error"]
+        else:
+            outcome.result, outcome.messages = box["result"]
+        return outcome
+
+    def transcript(self, world: World, session_id: str) -> Path:
+        return self.store(world).path(session_id)
+
+    def history(self, world: World, session_id: str) -> list[dict[str, Any]]:
+        return self.store(world).load(session_id) or []
+
+
+class _agent_env:
+    """Point the SDK's environment at the gateway for one run, then put it back."""
+
+    def __init__(self, base_url: str) -> None:
+        self.values = {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": DUMMY_API_KEY}
+        self.saved: dict[str, str | None] = {}
+
+    def __enter__(self) -> None:
+        _env_lock.acquire()
+        self.saved = {key: os.environ.get(key) for key in self.values}
+        os.environ.update(self.values)
+
+    def __exit__(self, *exc: object) -> None:
+        for key, value in self.saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        _env_lock.release()
