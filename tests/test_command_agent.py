@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -113,7 +114,7 @@ def test_without_its_guard_the_command_agent_fails_on_the_effect(pytester, scrip
 
 
 # The Claude Code CLI itself as a command: its control plane is the project's .claude/settings.json,
-# a shell hook, seeded into the workspace from a template folder.
+# a shell hook, seeded into the workspace from a template folder (here: our own hook, with and without it).
 GUARD_SH = """#!/bin/sh
 input=$(cat)
 case "$input" in
@@ -125,29 +126,13 @@ exit 0
 SETTINGS = {"hooks": {"PreToolUse": [{"matcher": "Write|Edit|Bash", "hooks": [
     {"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/.claude/guard.sh'}]}]}}
 
-CLI_CONFTEST = '''
-import pytest
-from pytest_controlplane import ClaudeAgent, CommandAgent, claude_cli
-
-
-def argv(session_id, resume, fork):
-    command = [claude_cli(), "-p", "--permission-mode", "acceptEdits"]
-    if resume:
-        return command + ["--resume", resume] + (["--fork-session"] if fork else [])
-    return command + ["--session-id", session_id]
-
-
-@pytest.fixture
-def agent():
-    return CommandAgent(argv, transcript=ClaudeAgent.transcript)
-'''
+# The example's own conftest: `claude -p` as a CommandAgent, the workspace a copy of ./project.
+CLI_CONFTEST = (Path(__file__).parent.parent / "examples" / "project_hooks" / "conftest.py").read_text()
 
 CLI_TESTS = '''
-import pytest
 from pytest_controlplane import text, tool_use
 
 
-@pytest.mark.agent(workspace="project")
 def test_env_is_protected_by_the_project_hook(agent_session):
     assert (agent_session.workspace / "README.md").read_text() == "a project"  # seeded from the template
     target = agent_session.workspace / ".env"
@@ -156,7 +141,6 @@ def test_env_is_protected_by_the_project_hook(agent_session):
     assert not target.exists(), f"the CLI wrote .env ({call})"
 
 
-@pytest.mark.agent(workspace="project")
 def test_resume_through_the_command(agent_session, scripted_model):
     scripted_model([text("noted"), text("it was 7")])
     agent_session.run("Remember 7.")

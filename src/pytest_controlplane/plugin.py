@@ -55,6 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 _CALL_FAILED = pytest.StashKey[bool]()
+_SETTINGS = pytest.StashKey[settings_.RunSettings]()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -66,6 +67,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def _settings(request: pytest.FixtureRequest) -> settings_.RunSettings:
+    """This test's settings, resolved once (model_gateway and agent_session both need them)."""
+    if _SETTINGS in request.node.stash:
+        return request.node.stash[_SETTINGS]
     config = request.config
     marker = request.node.get_closest_marker("agent")
     cassette_dir = config.getoption("agent_cassette_dir") or config.getini("agent_cassette_dir")
@@ -74,13 +78,15 @@ def _settings(request: pytest.FixtureRequest) -> settings_.RunSettings:
         module_path = str(path.relative_to(config.rootpath))
     except ValueError:
         module_path = path.name
-    return settings_.resolve(
+    run = settings_.resolve(
         marker_args=marker.args if marker else (), marker=marker.kwargs if marker else {},
         cli_mode=config.getoption("agent_mode"), env_mode=os.environ.get(settings_.MODE_ENV),
         ini_mode=config.getini("agent_mode") or None, cassette_dir=config.rootpath / cassette_dir,
         test_dir=path.parent, module_path=module_path, test_name=request.node.name, nodeid=request.node.nodeid,
         upstream=(config.getoption("agent_upstream") or os.environ.get(settings_.UPSTREAM_ENV)
                   or config.getini("agent_upstream") or None), ini_timeout=config.getini("agent_timeout"))
+    request.node.stash[_SETTINGS] = run
+    return run
 
 
 @pytest.fixture

@@ -9,9 +9,10 @@ thread with ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY pointing at the gateway for t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -87,22 +88,18 @@ class LoopAgent:
         return self.store(world).load(session_id) or []
 
 
-class _agent_env:
+@contextlib.contextmanager
+def _agent_env(base_url: str) -> Iterator[None]:
     """Point the SDK's environment at the gateway for one run, then put it back."""
-
-    def __init__(self, base_url: str) -> None:
-        self.values = {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": DUMMY_API_KEY}
-        self.saved: dict[str, str | None] = {}
-
-    def __enter__(self) -> None:
-        _env_lock.acquire()
-        self.saved = {key: os.environ.get(key) for key in self.values}
-        os.environ.update(self.values)
-
-    def __exit__(self, *exc: object) -> None:
-        for key, value in self.saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        _env_lock.release()
+    values = {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": DUMMY_API_KEY}
+    with _env_lock:
+        saved = {key: os.environ.get(key) for key in values}
+        os.environ.update(values)
+        try:
+            yield
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
