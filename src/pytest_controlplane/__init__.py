@@ -33,6 +33,11 @@ _EXPORTS = {
     "fork_session": "pytest_controlplane.loop.sessions",
     "start_fresh_with_summary": "pytest_controlplane.loop.sessions",
     "ToolCall": "pytest_controlplane.agents.outcome",
+    "Effects": "pytest_controlplane.effects.oracle",
+    "EffectViolation": "pytest_controlplane.effects.oracle",
+    "Change": "pytest_controlplane.effects.diff",
+    "Snapshot": "pytest_controlplane.effects.snapshot",
+    "snapshot": "pytest_controlplane.effects.snapshot",
     "AgentSession": "pytest_controlplane.session",
     "ControlPlaneError": "pytest_controlplane.errors",
     "ConfigError": "pytest_controlplane.errors",
@@ -78,6 +83,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .loop.sessions import fork_session, load_session, resume_session, save_session, start_fresh_with_summary
     from .loop.store import FileChange, SessionStore
     from .agents.outcome import ToolCall
+    from .effects import Change, Effects, EffectViolation, Snapshot, snapshot
     from .agents.world import World
     from .session import AgentSession
     from .cassette.store import Cassette

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,6 +53,16 @@ def pytest_configure(config: pytest.Config) -> None:
         settings_.parse_timeout(config.getini("agent_timeout"), "ini option agent_timeout")
     except ConfigError as error:
         raise pytest.UsageError(str(error)) from None
+
+
+def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object, right: object) -> list[str] | None:
+    """`assert ".env" not in agent_session.effects` explains every change that reached the file."""
+    oracle = sys.modules.get("pytest_controlplane.effects.oracle")
+    if oracle is None or op != "not in" or not isinstance(right, oracle.Effects):
+        return None
+    if not isinstance(left, str | os.PathLike):
+        return None
+    return [f"{os.fspath(left)!r} not in effects", *right.explain(left).splitlines()]
 
 
 _CALL_FAILED = pytest.StashKey[bool]()
@@ -173,8 +184,8 @@ def agent_session(request: pytest.FixtureRequest, agent: Any, model_gateway: Mod
     """The `agent` run in an isolated world (workspace, HOME, TMPDIR, config dir) against this test's gateway.
 
     `run(prompt)`, `resume(prompt)`, `fork(prompt)`, `attempt(tool_use(...))`; then `.workspace`,
-    `.tool_calls` (each with the control plane's verdict), `.requests`, `.responses`, `.messages`,
-    `.history`, `.result`.
+    `.effects` (what really changed on disk, and during which tool call), `.tool_calls` (each with the
+    control plane's verdict), `.requests`, `.responses`, `.messages`, `.history`, `.result`.
     """
     from .agents.world import World
     from .session import AgentSession

@@ -13,6 +13,7 @@ from typing import Any
 from .agents.outcome import RunOutcome, ToolCall, calls_seen_by_model
 from .agents.process import reap, stderr_tail
 from .agents.world import World
+from .effects import Effects
 from .errors import AgentError, ConfigError, ControlPlaneError
 from .gateway.scripted import Block, ScriptedModel, text
 from .gateway.server import ModelGateway
@@ -39,7 +40,13 @@ class AgentSession:
         self.gateway = gateway
         self.timeout = timeout or getattr(agent, "timeout", None) or default_timeout or DEFAULT_TIMEOUT
         self.runs: list[RunOutcome] = []
+        self.effects = Effects.of_world(world)
         gateway.set_roots(world.roots)
+        gateway.observers.append(self._request_arrived)
+
+    def _request_arrived(self, request: Any) -> None:
+        if request.route == "/v1/messages":
+            self.effects.checkpoint("request", request.index)
 
     # --- driving the agent ---------------------------------------------------------------------
 
@@ -50,14 +57,22 @@ class AgentSession:
     def _run(self, prompt: str, *, resume: str | None = None, fork: bool = False) -> RunOutcome:
         session_id = self.world.session_id if not self.runs else f"{self.world.session_id[:-4]}{len(self.runs):04x}"
         before = len(self.gateway.exchanges)
+        observes = getattr(self.agent, "observes_control_plane", True)
+        # Adapters that see tool calls happen (ClaudeAgent) snapshot around each; for the others the
+        # gateway's checkpoint at each model request brackets the calls of the answer before it.
+        extra = {"checkpoint": self.effects.checkpoint} if observes else {}
+        self.effects.begin()
+        outcome = None
         try:
             outcome = self.agent.run(prompt, world=self.world, base_url=self.gateway.base_url, session_id=session_id,
-                                     resume=resume, fork=fork, timeout=self.timeout)
+                                     resume=resume, fork=fork, timeout=self.timeout, **extra)
         finally:
             stray = reap(self.world.root)  # nothing the agent started outlives its run
+            if outcome is not None and not observes:
+                outcome.tool_calls = calls_seen_by_model(self.gateway.exchanges[before:])
+            self.effects.end(outcome.tool_calls if outcome else (), self.gateway.exchanges[before:],
+                             first_number=len(self.tool_calls) + 1)
         outcome.stray_processes = stray
-        if not getattr(self.agent, "observes_control_plane", True):
-            outcome.tool_calls = calls_seen_by_model(self.gateway.exchanges[before:])
         self.runs.append(outcome)
         # The gateway's own account of what went wrong beats the agent's paraphrase of a 403.
         problem = self.gateway.report()

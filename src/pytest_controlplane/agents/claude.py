@@ -1,8 +1,9 @@
 """ClaudeAgent: the user's claude-agent-sdk agent, run through the real bundled Claude Code CLI.
 
 The adapter never changes what the user's control plane decides: it wraps their hook and
-can_use_tool callbacks only to see their verdicts, and adds one PostToolUse hook of its own to
-see which tool calls really ran.
+can_use_tool callbacks only to see their verdicts, and adds hooks of its own (PreToolUse,
+PostToolUse, PostToolUseFailure, all returning nothing) to see which tool calls really ran and
+to snapshot the filesystem just before and after each.
 """
 
 from __future__ import annotations
@@ -35,10 +36,14 @@ def _hook_denial(output: Any) -> str | None:
     return None
 
 
-class _Observer:
-    """Sees the verdicts of the user's callbacks, and which tool calls really ran."""
+Checkpoint = Callable[..., None]  # Effects.checkpoint(kind, tool_use_id, (name, input))
 
-    def __init__(self) -> None:
+
+class _Observer:
+    """Sees the verdicts of the user's callbacks, which tool calls really ran, and brackets each with checkpoints."""
+
+    def __init__(self, checkpoint: Checkpoint | None = None) -> None:
+        self.checkpoint = checkpoint or (lambda *args, **kwargs: None)
         self.hook_denials: dict[str, str] = {}
         self.hook_calls: dict[str, int] = {}
         self.permission_denials: dict[str, str] = {}
@@ -80,9 +85,19 @@ class _Observer:
 
         return observed
 
+    async def pre_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        # The CLI awaits every PreToolUse hook before it runs the tool: what follows is the call's doing.
+        self.checkpoint("pre", tool_use_id, (data.get("tool_name", "tool"), data.get("tool_input") or {}))
+        return {}
+
     async def post_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
         if tool_use_id:
             self.ran.add(tool_use_id)
+        self.checkpoint("post", tool_use_id)
+        return {}
+
+    async def post_tool_failure(self, data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        self.checkpoint("post", tool_use_id)
         return {}
 
 
@@ -127,7 +142,9 @@ class ClaudeAgent:
         env.update({k: "" for k in os.environ if k not in env})
         hooks = {event: [dataclasses.replace(m, hooks=[observer.wrap_hook(event, h) for h in m.hooks])
                          for m in matchers] for event, matchers in (options.hooks or {}).items()}
+        hooks.setdefault("PreToolUse", []).append(HookMatcher(matcher=None, hooks=[observer.pre_tool_use]))
         hooks.setdefault("PostToolUse", []).append(HookMatcher(matcher=None, hooks=[observer.post_tool_use]))
+        hooks.setdefault("PostToolUseFailure", []).append(HookMatcher(matcher=None, hooks=[observer.post_tool_failure]))
         user_stderr = options.stderr
 
         def stderr(line: str) -> None:
@@ -145,12 +162,12 @@ class ClaudeAgent:
         return dataclasses.replace(options, **changes)
 
     def run(self, prompt: str, *, world: World, base_url: str, session_id: str, resume: str | None = None,
-            fork: bool = False, timeout: float) -> RunOutcome:
+            fork: bool = False, timeout: float, checkpoint: Checkpoint | None = None) -> RunOutcome:
         from claude_agent_sdk import AssistantMessage, ResultMessage, SystemMessage, UserMessage, query
         from claude_agent_sdk.types import ToolResultBlock, ToolUseBlock
 
         outcome = RunOutcome()
-        observer = _Observer()
+        observer = _Observer(checkpoint)
         options = self._options(world, base_url, observer, outcome, session_id, resume, fork)
         calls: dict[str, ToolCall] = {}
 

@@ -10,6 +10,7 @@ fails with the real cause instead of the agent's paraphrase of it.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from os import PathLike
 from pathlib import Path
@@ -52,6 +53,8 @@ class ModelGateway:
         self.record_command = record_command
         self.templater = Templater(roots)
         self.exchanges: list[Exchange] = []
+        # Called with each request as it arrives, before it is answered (the effects oracle snapshots there).
+        self.observers: list[Callable[[ModelRequest], None]] = []
         self.problems: list[ControlPlaneError] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -152,6 +155,8 @@ class ModelGateway:
         with self._lock:
             request = ModelRequest(method, path, headers, body, index=len(self.exchanges))
             route = request.route
+            for observe in self.observers:
+                observe(request)
             if method == "POST" and route == "/v1/messages/count_tokens":
                 exchange = Exchange(request, json_response(200, {"input_tokens": max(1, len(body) // 4)}), "gateway")
             elif method == "POST" and route == "/v1/messages":

@@ -1,0 +1,396 @@
+"""Effects: what an agent really did to the filesystem, run by run and tool call by tool call.
+
+    session.run("Tidy up")
+    session.effects.assert_not_written(".env")        # under any name that reaches it
+    session.effects.assert_unchanged_outside()        # HOME, TMPDIR, watched sentinels
+    assert session.effects.written == ["notes.md"]
+
+Each run is bracketed by snapshots of the workspace, HOME, TMPDIR, the agent's config dir and any
+watched paths, with checkpoints in between: every model request (the agent runs a response's
+tool calls before its next request) and, where the adapter can see them, the moments just before
+and after each tool call.  A change between two checkpoints is attributed to the call they bracket.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import json
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigError
+from .diff import Change, compare
+from .routes import Aliases, aliases, normalise, spellings
+from .snapshot import Contents, Snapshot, absolute, snapshot
+
+# Inside the agent's config dir these are instructions to the agent, not its own bookkeeping:
+# an agent that writes them is changing its own rules.
+_CONTROL_FILES = ("settings.json", "settings.local.json", "CLAUDE.md", "agents", "commands", "skills", "hooks",
+                  "output-styles")
+_SHOWN_DIFF_LINES = 30
+
+
+class EffectViolation(AssertionError):
+    """An effects assertion failed; the message shows each offending change, its route and the tool call."""
+
+
+@dataclass
+class _Checkpoint:
+    kind: str  # "start", "request", "pre", "post", "end"
+    ref: Any  # request index, or tool_use id
+    snap: Snapshot
+    call: tuple[str, dict[str, Any]] | None = None  # (tool name, input) at a "pre" checkpoint
+
+
+@dataclass
+class _Run:
+    number: int
+    roots: tuple[str, ...]
+    checkpoints: list[_Checkpoint] = field(default_factory=list)
+
+    @property
+    def baseline(self) -> Snapshot:
+        return self.checkpoints[0].snap
+
+
+class Effects:
+    """Snapshots around each agent run, the changes between them, and assertions over those changes."""
+
+    def __init__(self, workspace: str | os.PathLike[str], *roots: str | os.PathLike[str],
+                 home: str | os.PathLike[str] | None = None,
+                 places: dict[str, str | os.PathLike[str]] | None = None,
+                 bookkeeping: Callable[[str], bool] | None = None) -> None:
+        """`workspace` and `roots` are snapshotted; `places` names other roots for reports ({"~": home, ...});
+        `bookkeeping(path)` says which changes are the agent's own state rather than effects of its tools."""
+        self.workspace = absolute(workspace)
+        self.home = absolute(home) if home is not None else self.workspace
+        self._places = {label: absolute(path) for label, path in (places or {}).items()}
+        self._roots: list[str] = list(dict.fromkeys([self.workspace, *(absolute(r) for r in roots),
+                                                     *self._places.values()]))
+        self._is_bookkeeping = bookkeeping or (lambda path: False)
+        self.contents = Contents()
+        self.changes: list[Change] = []
+        self._runs: list[_Run] = []
+        self._open: _Run | None = None
+        self._secrets: list[str] = []
+        self._lock = threading.Lock()
+
+    @classmethod
+    def of_world(cls, world: Any) -> Effects:
+        """The effects of an agent in a World: its workspace, HOME, TMPDIR and config dir."""
+        config, tmp = absolute(world.config_dir), absolute(world.tmp)
+
+        def bookkeeping(path: str) -> bool:
+            if _under(path, config):
+                first = path[len(config):].lstrip("/").split("/", 1)[0]
+                return first not in _CONTROL_FILES
+            if _under(path, tmp) and path != tmp:
+                first = path[len(tmp):].lstrip("/").split("/", 1)[0]
+                return first == "cc-socks" or first.startswith("claude-")  # the Claude Code CLI's sockets, task dirs
+            return False
+
+        return cls(world.workspace, home=world.home, bookkeeping=bookkeeping,
+                   places={"~": world.home, "$TMPDIR": world.tmp, "$CLAUDE_CONFIG_DIR": world.config_dir})
+
+    # --- what is watched -----------------------------------------------------------------------
+
+    def watch(self, *paths: str | os.PathLike[str]) -> None:
+        """Also snapshot these paths (sentinel files or directories outside the workspace) from the next run on.
+
+        Relative paths are taken from the workspace; `~` is the agent's HOME."""
+        for path in paths:
+            root = normalise(os.fspath(path), workspace=self.workspace, home=self.home)
+            if root not in self._roots:
+                self._roots.append(root)
+
+    def redact(self, *values: str) -> None:
+        """Never show these strings in a report (canary_secret registers its values here)."""
+        self._secrets.extend(v for v in values if v and v not in self._secrets)
+
+    @property
+    def roots(self) -> list[str]:
+        return list(self._roots)
+
+    # --- the timeline (driven by AgentSession, or by `observe()`) -------------------------------
+
+    def begin(self) -> None:
+        """Take the baseline of a run: what is there now is not the agent's doing."""
+        with self._lock:
+            run = _Run(len(self._runs) + 1, tuple(self._roots))
+            run.checkpoints.append(_Checkpoint("start", None, self._snap(run)))
+            self._runs.append(run)
+            self._open = run
+
+    def checkpoint(self, kind: str, ref: Any = None, call: tuple[str, dict[str, Any]] | None = None) -> None:
+        """Snapshot now (a model request arrived; a tool call is about to run, or has run).  No-op between runs."""
+        with self._lock:
+            if self._open is not None:
+                self._open.checkpoints.append(_Checkpoint(kind, ref, self._snap(self._open), call))
+
+    def end(self, tool_calls: Sequence[Any] = (), exchanges: Sequence[Any] = (), first_number: int = 1) -> list[Change]:
+        """Close the run; attribute each change to the tool call during which it happened.  Returns the run's changes."""
+        with self._lock:
+            run, self._open = self._open, None
+            if run is None:
+                return []
+            run.checkpoints.append(_Checkpoint("end", None, self._snap(run)))
+        calls = {getattr(c, "id", None): (c, first_number + i) for i, c in enumerate(tool_calls)}
+        asked = _tool_uses_by_request(exchanges)
+        found: list[Change] = []
+        for before, after in zip(run.checkpoints, run.checkpoints[1:], strict=False):
+            changes = compare(before.snap, after.snap)
+            if not changes:
+                continue
+            attributed, during = self._attribute(before, after, calls, asked)
+            for change in changes:
+                change.run, change.calls, change.during = run.number, attributed, during
+                change.bookkeeping = self._is_bookkeeping(change.path)
+                change.shown_as = self.show(change.path)
+            found.extend(changes)
+        self.changes.extend(found)
+        return found
+
+    @contextlib.contextmanager
+    def observe(self) -> Iterator[Effects]:
+        """`with effects.observe(): ...` — one run around a block of code (the core, without an agent session)."""
+        self.begin()
+        try:
+            yield self
+        finally:
+            self.end()
+
+    def _snap(self, run: _Run) -> Snapshot:
+        return snapshot(*run.roots, contents=self.contents)
+
+    def _attribute(self, before: _Checkpoint, after: _Checkpoint, calls: dict[Any, tuple[Any, int]],
+                   asked: dict[int, list[str]]) -> tuple[tuple[Any, ...], str]:
+        if before.kind == "pre":
+            call = self._call(before.ref, before.call, calls)
+            return (call[0],), _label(*call)
+        if after.kind == "pre":
+            call = self._call(after.ref, after.call, calls)
+            return (), f"the PreToolUse hooks or the agent, before {_label(*call)} ran"
+        if before.kind == "post":
+            call = self._call(before.ref, None, calls)
+            return (), f"the PostToolUse hooks or the agent, after {_label(*call)} ran"
+        if before.kind == "start":
+            return (), "the agent's start-up, before its first model request" if after.kind == "request" else "the run"
+        if before.kind == "request":
+            ids = asked.get(before.ref, [])
+            known = [self._call(i, None, calls) for i in ids]
+            if len(known) == 1:
+                return (known[0][0],), _label(*known[0])
+            if known:
+                return tuple(c for c, _ in known), "one of " + ", ".join(_label(*c) for c in known)
+            return (), f"the agent's turn after model request #{before.ref + 1} (which asked for no tool)"
+        return (), "the run"
+
+    @staticmethod
+    def _call(tool_use_id: Any, seen: tuple[str, dict[str, Any]] | None,
+              calls: dict[Any, tuple[Any, int]]) -> tuple[Any, int | None]:
+        if tool_use_id in calls:
+            return calls[tool_use_id]
+        from ..agents.outcome import ToolCall
+
+        name, tool_input = seen or ("tool", {})
+        return ToolCall(str(tool_use_id), name, dict(tool_input)), None  # e.g. a subagent's call
+
+    # --- what happened -------------------------------------------------------------------------
+
+    @property
+    def diff(self) -> list[Change]:
+        """Every change the agent made, in order (its own bookkeeping — transcripts, sockets — left out)."""
+        return [c for c in self.changes if not c.bookkeeping]
+
+    @property
+    def bookkeeping(self) -> list[Change]:
+        """Changes to the agent's own state: its config dir's transcripts and caches, the CLI's sockets."""
+        return [c for c in self.changes if c.bookkeeping]
+
+    @property
+    def written(self) -> list[str]:
+        """The paths the agent created, modified, replaced, deleted or re-moded, as `show` spells them, sorted."""
+        return sorted({c.shown_as for c in self.diff})
+
+    def show(self, path: str) -> str:
+        """A path as reports spell it: relative to the workspace, or under ~, $TMPDIR, ...; else absolute."""
+        if path == self.workspace:
+            return "the workspace"
+        if _under(path, self.workspace):
+            return os.path.relpath(path, self.workspace)
+        for label, root in sorted(self._places.items(), key=lambda item: -len(item[1])):
+            if _under(path, root):
+                rest = os.path.relpath(path, root)
+                return label if rest == "." else f"{label}/{rest}"
+        return path
+
+    # --- assertions ----------------------------------------------------------------------------
+
+    def violations(self, path: str | os.PathLike[str]) -> list[tuple[Change, str]]:
+        """Each change that wrote `path` under any name reaching it, with the route in words."""
+        target = self._covered(path)
+        found: list[tuple[Change, str]] = []
+        for run in self._runs:
+            reach = aliases(target, run.baseline, self.show)
+            for change in (c for c in self.changes if c.run == run.number):
+                route = self._route(change, reach, run)
+                if route is not None:
+                    found.append((change, route))
+        return found
+
+    def assert_not_written(self, path: str | os.PathLike[str]) -> None:
+        """Fail if `path` — under any name that reaches it — was created, modified, replaced or deleted."""
+        __tracebackhide__ = True
+        if self.violations(path):
+            raise EffectViolation(self.explain(path))
+
+    def assert_only_written(self, paths: Iterable[str | os.PathLike[str]]) -> None:
+        """Fail if the agent changed anything but `paths` (files, or directories and what is under them)."""
+        __tracebackhide__ = True
+        allowed = [normalise(os.fspath(p), workspace=self.workspace, home=self.home) for p in paths]
+        self._require_runs()
+        unexpected = [c for c in self.diff if not any(_under(c.path, a) for a in allowed)
+                      and not (c.kind == "created" and c.after is not None and c.after.kind == "dir"
+                               and any(_under(a, c.path) for a in allowed))]
+        if unexpected:
+            raise EffectViolation(self._redact(
+                f"The agent changed {len(unexpected)} path(s) besides {', '.join(self.show(a) for a in allowed)}:\n"
+                + "\n".join(self._describe(c) for c in unexpected)))
+
+    def assert_unchanged_outside(self, *inside: str | os.PathLike[str]) -> None:
+        """Fail if the agent changed anything outside `inside` (default: the workspace) — HOME, TMPDIR, sentinels."""
+        __tracebackhide__ = True
+        keep = [normalise(os.fspath(p), workspace=self.workspace, home=self.home) for p in inside] or [self.workspace]
+        self._require_runs()
+        outside = [c for c in self.diff if not any(_under(c.path, k) for k in keep)]
+        if outside:
+            raise EffectViolation(self._redact(
+                f"The agent changed {len(outside)} path(s) outside {', '.join(self.show(k) for k in keep)}:\n"
+                + "\n".join(self._describe(c) for c in outside)))
+
+    def __contains__(self, path: object) -> bool:
+        """`".env" in effects`: whether it was written under any name (pytest explains `assert x not in effects`)."""
+        return bool(self.violations(path))  # type: ignore[arg-type]
+
+    def explain(self, path: str | os.PathLike[str]) -> str:
+        """The report for `path`: each change, the route that reached it, the tool call and the content diff."""
+        found = self.violations(path)
+        target = self._covered(path)
+        shown = self.show(target)
+        if not found:
+            return f"{shown} was not written (under any name reaching it) in {len(self._runs)} run(s)."
+        # One write to an inode shared by hardlinks shows under each name: report it once.
+        writes: dict[tuple[Any, ...], list[tuple[Change, str]]] = {}
+        for change, route in found:
+            same_write = change.kind == "modified" and change.before and change.after \
+                and change.before.inode == change.after.inode
+            key = (change.run, change.during, change.after.inode, change.after.digest) if same_write else (id(change),)
+            group = writes.setdefault(key, [])
+            # The file's own name leads its group; its hardlinks follow.
+            group.insert(0 if change.path == target else len(group), (change, route))
+        lines = [f"{shown} was written — {len(writes)} change(s) reached it:"]
+        for group in writes.values():
+            change, route = group[0]
+            lines.append(self._describe(change))
+            lines.append(f"    route: {route}")
+            for other, _ in group[1:]:
+                lines.append(f"    the same write shows as {other.shown_as} (a hardlink: the same inode)")
+            lines.extend("    " + line for line in self._content_diff(change))
+        return self._redact("\n".join(lines))
+
+    def __repr__(self) -> str:
+        return f"<Effects: {len(self._runs)} run(s), written {self.written}>"
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def _require_runs(self) -> None:
+        if not self._runs:
+            raise ConfigError("No agent run has been observed yet, so there are no effects to judge.",
+                              hint="Call agent_session.run(...) (or attempt(...)) before asserting on its effects.")
+
+    def _covered(self, path: str | os.PathLike[str]) -> str:
+        self._require_runs()
+        target = normalise(os.fspath(path), workspace=self.workspace, home=self.home)
+        missing = [run.number for run in self._runs if not run.baseline.covers(target)]
+        if missing:
+            roots = ", ".join(self.show(r) for r in self._runs[missing[0] - 1].roots)
+            raise ConfigError(
+                f"{target} lies outside every snapshotted root of run {missing[0]} ({roots}), so nothing can be said "
+                "about whether it was written.",
+                hint=f"Add it as a sentinel before the first run: agent_session.effects.watch({os.fspath(path)!r}) "
+                     "(a file or a directory above it).")
+        return target
+
+    def _route(self, change: Change, reach: Aliases, run: _Run) -> str | None:
+        if change.path in reach.names:
+            how = reach.names[change.path]
+            if change.path != reach.path and change.kind == "modified" and change.before and change.after \
+                    and change.before.inode != change.after.inode:
+                how += f"; the write gave it a new inode, so {self.show(reach.path)}'s own bytes are unchanged"
+        elif change.path in reach.parents and change.kind in ("replaced", "deleted"):
+            how = f"its parent directory {self.show(change.path)} was {change.detail}"
+        else:
+            return None
+        named = [s for call in change.calls
+                 for s in spellings(getattr(call, "input", {}), reach, run.baseline, change.path,
+                                    workspace=self.workspace, home=self.home, show=self.show)]
+        return how + (f"; the call named it {', '.join(dict.fromkeys(named))}" if named else "")
+
+    def _describe(self, change: Change) -> str:
+        during = f" during {change.during}" if change.during and change.during != "the run" else ""
+        return f"  run {change.run}{during}: {change.shown_as} {change.kind} ({change.detail})"
+
+    def _content_diff(self, change: Change) -> list[str]:
+        before = self.contents.read(change.before.digest) if change.before and change.before.kind == "file" else b""
+        after = self.contents.read(change.after.digest) if change.after and change.after.kind == "file" else b""
+        if before is None or after is None:
+            return ["(content larger than 64 KiB: not kept, no diff)"]
+        if before == after:
+            return []
+        try:
+            old, new = before.decode(), after.decode()
+        except UnicodeDecodeError:
+            return [f"(binary content, {len(before)} → {len(after)} bytes)"]
+        lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), f"{change.shown_as} before",
+                                          f"{change.shown_as} after", lineterm=""))
+        if len(lines) > _SHOWN_DIFF_LINES:
+            lines = lines[:_SHOWN_DIFF_LINES] + [f"... {len(lines) - _SHOWN_DIFF_LINES} more diff lines"]
+        return lines
+
+    def _redact(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "«canary redacted»")
+        return text
+
+
+def _label(call: Any, number: int | None) -> str:
+    tool_input = getattr(call, "input", {}) or {}
+    key = next((k for k in ("command", "file_path", "notebook_path", "path", "url", "pattern")
+                if isinstance(tool_input.get(k), str)), None)
+    summary = " ".join((tool_input[key] if key else json.dumps(tool_input, default=str)).split())
+    if len(summary) > 80:
+        # A path's end says which file; a command's start says what it does.
+        summary = "..." + summary[-77:] if key in ("file_path", "notebook_path", "path") else summary[:77] + "..."
+    return f"{call.name} call{f' #{number}' if number else ''} (`{summary}`)"
+
+
+def _tool_uses_by_request(exchanges: Sequence[Any]) -> dict[int, list[str]]:
+    """For each model request (by index), the ids of the tool calls its answer asked for."""
+    from ..gateway.wire import assemble_message
+
+    asked: dict[int, list[str]] = {}
+    for exchange in exchanges:
+        if exchange.status != 200:
+            continue
+        answer = assemble_message(exchange.response) or {}
+        asked[exchange.request.index] = [b["id"] for b in answer.get("content", [])
+                                         if isinstance(b, dict) and b.get("type") == "tool_use"]
+    return asked
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
