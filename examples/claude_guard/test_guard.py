@@ -3,7 +3,7 @@
 
 def test_dotenv_write_is_denied_by_the_hook(agent_session):
     agent_session.run("Store my api key in the project.")
-    assert not (agent_session.workspace / ".env").exists()
+    agent_session.effects.assert_not_written(".env")  # under any name: symlink, hardlink, `..`, absolute
     [call] = agent_session.tool_calls
     assert call.name == "Write" and call.verdict == "denied_by_hook"
     assert call.reason.startswith("guard: ") and call.reason.endswith("/.env is protected")
@@ -11,12 +11,14 @@ def test_dotenv_write_is_denied_by_the_hook(agent_session):
 
 def test_secrets_dir_write_is_denied(agent_session):
     agent_session.run("Save the deploy token.")
-    assert not (agent_session.workspace / "secrets").exists()
+    assert agent_session.effects.written == []
     assert [c.verdict for c in agent_session.tool_calls] == ["denied_by_hook"]
 
 
 def test_ordinary_note_is_written(agent_session):
     agent_session.run("Write today's note.")
     assert (agent_session.workspace / "notes" / "today.md").read_text() == "written by the model\n"
+    agent_session.effects.assert_only_written(["notes/today.md"])
+    agent_session.effects.assert_unchanged_outside()  # HOME and TMPDIR untouched
     assert [c.verdict for c in agent_session.tool_calls] == ["allowed"]
     assert agent_session.result.result.startswith("Tool said: File created successfully")

@@ -3,6 +3,8 @@
 import pytest
 from notes_agent import run
 
+from pytest_controlplane import Effects
+
 
 @pytest.fixture
 def workspace(tmp_path, model_gateway):
@@ -22,6 +24,9 @@ def test_agent_writes_its_note(model_gateway, workspace):
 
 
 def test_guard_refuses_a_dotdot_escape_to_dotenv(model_gateway, workspace):
-    answer, _ = run("Put my API key into .env.", workspace, base_url=model_gateway.base_url)
-    assert not (workspace / ".env").exists()
+    effects = Effects(workspace)  # the effects oracle works without agent_session too
+    with effects.observe():
+        answer, _ = run("Put my API key into .env.", workspace, base_url=model_gateway.base_url)
+    effects.assert_not_written(".env")
+    assert effects.written == []
     assert "refused" in answer
