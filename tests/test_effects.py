@@ -261,8 +261,15 @@ def test_case_variant_on_the_same_inode(agent_session, shell):
     os.link(agent_session.workspace / ".env", agent_session.workspace / ".ENV")  # as a case-insensitive FS would
     shell("echo KEY=2 > ./.ENV")
     agent_session.effects.assert_not_written(".env")
+
+
+def test_mode_change(agent_session, shell):
+    (agent_session.workspace / "id_rsa").write_text("KEY")
+    (agent_session.workspace / "id_rsa").chmod(0o600)
+    shell("chmod 644 $PWD/id_rsa")
+    agent_session.effects.assert_not_written("id_rsa")
 ''')
-    result.assert_outcomes(failed=3)
+    result.assert_outcomes(failed=4)
     result.stdout.fnmatch_lines([
         "*conf/app.env was written*",
         "*: conf replaced (directory → symlink → elsewhere)",
@@ -277,6 +284,10 @@ def test_case_variant_on_the_same_inode(agent_session, shell):
         "*.env modified (content changed, 5 → 6 bytes)",
         "*route: its own name; the call named it `./.ENV`, hardlink .ENV (the same inode as .env at the start)",
         "*the same write shows as .ENV (a hardlink: the same inode)",
+    ])
+    result.stdout.fnmatch_lines([
+        "*run 1 during bash call #1 (`chmod 644 $PWD/id_rsa`): id_rsa mode_changed (mode 0600 → 0644)",
+        "*route: its own name; the call named it `$PWD/id_rsa` ($PWD spelling)",
     ])
 
 
