@@ -93,3 +93,24 @@ def test_cache_investigation_catches_a_tool_that_stops_redacting(pytester):
     result.stdout.fnmatch_lines(["*ERROR at teardown of test_the_config_token_never_reaches_the_model*",
                                  "*ReplayMiss: Request #2 (POST /v1/messages) matches no unplayed interaction*",
                                  "*-*api_token = <redacted>*", "*+*api_token = cp-canary-5f0c2b7e*"])
+
+
+@pytest.mark.slow
+def test_redaction_catches_a_base64_copy_once_the_shell_guard_is_gone(pytester):
+    example = REPO / "examples" / "redaction"
+    shutil.copytree(example, pytester.path / "redaction", ignore=shutil.ignore_patterns("__pycache__"))
+    pytester.runpytest("redaction", "-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+    plane = pytester.path / "redaction" / "control_plane.py"
+    plane.write_text(plane.read_text().replace('SHELL_GUARDED = "Bash"', 'SHELL_GUARDED = "NoSuchTool"'))
+    result = pytester.runpytest("redaction", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)  # the pattern redaction still catches printenv's NAME=value
+    result.stdout.fnmatch_lines([
+        "*CanaryLeaked: Canary canary_secret leaked to 5 place(s):",
+        "*request #3, messages?5?.content?0?.content: canary_secret canary, base64 — *QVBJX0tFWT1j«canary_secret "
+        "canary»ClJFR0lPTj1ldS13ZXN0*",
+        "*SDK message #5 (UserMessage), content?0?.content: canary_secret canary, base64*",
+    ])
+    result.stdout.fnmatch_lines(["*transcript $CLAUDE_CONFIG_DIR/projects/*.jsonl, line *: canary_secret canary, "
+                                 "base64*"])
+    assert "cp-canary-" not in "\n".join(line for line in result.stdout.lines if line.startswith("E "))

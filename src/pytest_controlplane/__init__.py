@@ -33,6 +33,10 @@ _EXPORTS = {
     "fork_session": "pytest_controlplane.loop.sessions",
     "start_fresh_with_summary": "pytest_controlplane.loop.sessions",
     "ToolCall": "pytest_controlplane.agents.outcome",
+    "Canary": "pytest_controlplane.canary.canary",
+    "CanaryLeaked": "pytest_controlplane.canary.canary",
+    "Leak": "pytest_controlplane.canary.canary",
+    "find_leaks": "pytest_controlplane.canary.canary",
     "Effects": "pytest_controlplane.effects.oracle",
     "EffectViolation": "pytest_controlplane.effects.oracle",
     "Change": "pytest_controlplane.effects.diff",
@@ -83,6 +87,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .loop.sessions import fork_session, load_session, resume_session, save_session, start_fresh_with_summary
     from .loop.store import FileChange, SessionStore
     from .agents.outcome import ToolCall
+    from .canary import Canary, CanaryLeaked, Leak, find_leaks
     from .effects import Change, Effects, EffectViolation, Snapshot, snapshot
     from .agents.world import World
     from .session import AgentSession

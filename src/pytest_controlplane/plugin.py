@@ -67,6 +67,16 @@ def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object, righ
 
 _CALL_FAILED = pytest.StashKey[bool]()
 _SETTINGS = pytest.StashKey[settings_.RunSettings]()
+_PLANTINGS = pytest.StashKey[Any]()
+
+
+def _plantings(request: pytest.FixtureRequest) -> Any:
+    """What this test's canaries planted, shared by canary_secret and agent_session (either may come first)."""
+    from .canary import Plantings
+
+    if _PLANTINGS not in request.node.stash:
+        request.node.stash[_PLANTINGS] = Plantings()
+    return request.node.stash[_PLANTINGS]
 
 
 @pytest.hookimpl(wrapper=True)
@@ -172,6 +182,21 @@ def agent() -> Any:
 
 
 @pytest.fixture
+def canary_secret(request: pytest.FixtureRequest) -> Any:
+    """A secret to plant and look for: `.value`, `plant_env(name)`, `plant_file(path, template)`,
+    `text(template)`, `find(...)`, `assert_not_leaked(agent_session, allow=[...])`.
+
+    Its value (`cp-canary-` + 24 characters) is derived from the test's node id, so recorded and
+    replayed runs agree; in live mode it is random.  Call it for more: `canary_secret("DB_PASSWORD")`.
+    Reports and effect diffs never show a value whole.
+    """
+    from .canary import Canary
+
+    live = _settings(request).mode == "live"
+    return Canary.mint(request.node.nodeid, "canary_secret", pinned=not live, plantings=_plantings(request))
+
+
+@pytest.fixture
 def agent_workspace_template() -> Path | None:
     """A folder the workspace starts as a copy of (None: empty).  Override it in a conftest.py;
     a test's @pytest.mark.agent(workspace="folder") wins over it."""
@@ -193,7 +218,11 @@ def agent_session(request: pytest.FixtureRequest, agent: Any, model_gateway: Mod
     try:
         run = _settings(request)
         template = run.workspace_template or agent_workspace_template
-        world = World.create(tmp_path / "agent-world", test_id=request.node.nodeid, template=template)
-        return AgentSession(agent, world, model_gateway, timeout=run.timeout, default_timeout=run.default_timeout)
+        planted = _plantings(request)
+        world = World.create(tmp_path / "agent-world", test_id=request.node.nodeid, template=template,
+                             planted_env=planted.env)
+        planted.workspace = world.workspace
+        return AgentSession(agent, world, model_gateway, timeout=run.timeout, default_timeout=run.default_timeout,
+                            secrets=planted.secrets)
     except ControlPlaneError as error:
         pytest.fail(f"{type(error).__name__}: {error}", pytrace=False)

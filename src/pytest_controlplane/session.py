@@ -30,7 +30,7 @@ class AgentSession:
     """
 
     def __init__(self, agent: Any, world: World, gateway: ModelGateway, *, timeout: float | None = None,
-                 default_timeout: float | None = None) -> None:
+                 default_timeout: float | None = None, secrets: list[str] | None = None) -> None:
         if not callable(getattr(agent, "run", None)):
             raise ConfigError(f"The agent fixture returned {agent!r}, which is not an agent adapter.",
                               hint="Return ClaudeAgent(options_factory) or CommandAgent(argv) from your `agent` "
@@ -40,7 +40,7 @@ class AgentSession:
         self.gateway = gateway
         self.timeout = timeout or getattr(agent, "timeout", None) or default_timeout or DEFAULT_TIMEOUT
         self.runs: list[RunOutcome] = []
-        self.effects = Effects.of_world(world)
+        self.effects = Effects.of_world(world, secrets)
         gateway.set_roots(world.roots)
         gateway.observers.append(self._request_arrived)
 

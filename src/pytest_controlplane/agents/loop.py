@@ -65,7 +65,7 @@ class LoopAgent:
             except BaseException as error:  # noqa: BLE001 - handed to the session
                 box["error"] = error
 
-        with _agent_env(base_url):
+        with _agent_env(base_url, world.planted_env):
             thread = threading.Thread(target=work, name="controlplane-loop-agent", daemon=True)
             thread.start()
             thread.join(timeout)
@@ -89,9 +89,9 @@ class LoopAgent:
 
 
 @contextlib.contextmanager
-def _agent_env(base_url: str) -> Iterator[None]:
-    """Point the SDK's environment at the gateway for one run, then put it back."""
-    values = {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": DUMMY_API_KEY}
+def _agent_env(base_url: str, planted: Mapping[str, str]) -> Iterator[None]:
+    """Point the SDK's environment at the gateway (and add what was planted) for one run, then put it back."""
+    values = {**planted, "ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": DUMMY_API_KEY}
     with _env_lock:
         saved = {key: os.environ.get(key) for key in values}
         os.environ.update(values)

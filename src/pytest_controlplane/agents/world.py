@@ -13,7 +13,7 @@ import json
 import os
 import shutil
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ConfigError
@@ -34,11 +34,14 @@ class World:
 
     root: Path
     test_id: str = "controlplane"
+    # Variables planted for the agent (a canary's plant_env); shared, so plantings made after creation count.
+    planted_env: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     @classmethod
-    def create(cls, root: Path | str, test_id: str = "controlplane", *, template: Path | str | None = None) -> World:
+    def create(cls, root: Path | str, test_id: str = "controlplane", *, template: Path | str | None = None,
+               planted_env: dict[str, str] | None = None) -> World:
         """Make the directories; the workspace starts as a copy of `template` (symlinks kept as symlinks)."""
-        world = cls(Path(root).resolve(), test_id)
+        world = cls(Path(root).resolve(), test_id, planted_env if planted_env is not None else {})
         if template is not None:
             source = Path(template)
             if not source.is_dir():
@@ -84,8 +87,10 @@ class World:
                 "tmp": str(self.tmp)}
 
     def env(self, base_url: str) -> dict[str, str]:
-        """The full environment of an agent process: a few of the parent's variables (locale, PATH), plus ours."""
+        """The full environment of an agent process: a few of the parent's variables (locale, PATH), what was
+        planted, plus ours."""
         env = {k: v for k, v in os.environ.items() if k in _PASSED or k.startswith("LC_")}
+        env.update(self.planted_env)
         env.update({
             "ANTHROPIC_BASE_URL": base_url,
             "ANTHROPIC_API_KEY": DUMMY_API_KEY,

@@ -63,9 +63,10 @@ class Effects:
     def __init__(self, workspace: str | os.PathLike[str], *roots: str | os.PathLike[str],
                  home: str | os.PathLike[str] | None = None,
                  places: dict[str, str | os.PathLike[str]] | None = None,
-                 bookkeeping: Callable[[str], bool] | None = None) -> None:
+                 bookkeeping: Callable[[str], bool] | None = None, secrets: list[str] | None = None) -> None:
         """`workspace` and `roots` are snapshotted; `places` names other roots for reports ({"~": home, ...});
-        `bookkeeping(path)` says which changes are the agent's own state rather than effects of its tools."""
+        `bookkeeping(path)` says which changes are the agent's own state rather than effects of its tools;
+        `secrets` are never shown in a report (a list shared with the test's canaries)."""
         self.workspace = absolute(workspace)
         self.home = absolute(home) if home is not None else self.workspace
         self._places = {label: absolute(path) for label, path in (places or {}).items()}
@@ -76,11 +77,11 @@ class Effects:
         self.changes: list[Change] = []
         self._runs: list[_Run] = []
         self._open: _Run | None = None
-        self._secrets: list[str] = []
+        self._secrets: list[str] = secrets if secrets is not None else []
         self._lock = threading.Lock()
 
     @classmethod
-    def of_world(cls, world: Any) -> Effects:
+    def of_world(cls, world: Any, secrets: list[str] | None = None) -> Effects:
         """The effects of an agent in a World: its workspace, HOME, TMPDIR and config dir."""
         config, tmp = absolute(world.config_dir), absolute(world.tmp)
 
@@ -93,7 +94,7 @@ class Effects:
                 return first == "cc-socks" or first.startswith("claude-")  # the Claude Code CLI's sockets, task dirs
             return False
 
-        return cls(world.workspace, home=world.home, bookkeeping=bookkeeping,
+        return cls(world.workspace, home=world.home, bookkeeping=bookkeeping, secrets=secrets,
                    places={"~": world.home, "$TMPDIR": world.tmp, "$CLAUDE_CONFIG_DIR": world.config_dir})
 
     # --- what is watched -----------------------------------------------------------------------
