@@ -14,7 +14,10 @@ from hypothesis import strategies as st
 
 from pytest_controlplane import Canary, find_leaks
 from pytest_controlplane.canary import Surface
-from pytest_controlplane.canary.surfaces import exchange_surfaces
+from claude_agent_sdk import AssistantMessage, TextBlock
+
+from pytest_controlplane.canary.surfaces import exchange_surfaces, message_surface
+from pytest_controlplane.cassette.store import Cassette, Interaction
 from pytest_controlplane.gateway.wire import Exchange, ModelRequest, json_response, make_response
 
 REPO = Path(__file__).parent.parent
@@ -51,7 +54,8 @@ EXPECTED = {"base64url": ("base64",), "separated": ("with characters inserted", 
             "nfkc": ("look-alikes",), "confusables": ("look-alikes", "fragment"), "fragment": ("fragment",),
             "HTML entities": ("HTML entities", "escapes"),
             "case-folded": ("case-folded",)}
-SURFACES = ("text", "request", "streamed response split across deltas", "gzip-encoded response", "file")
+SURFACES = ("text", "request", "streamed response split across deltas", "gzip-encoded response", "file",
+            "sdk message", "cassette")
 
 
 def _pad(encoded: str, draw) -> str:
@@ -94,6 +98,14 @@ def _on_surface(kind: str, content: str, draw, tmp_path: Path) -> list:
         path = tmp_path / f"out-{draw(st.integers(0, 10**9))}.jsonl"
         path.write_text(json.dumps({"type": "user", "message": {"content": content}}) + "\n")
         return [path]
+    if kind == "sdk message":
+        return [message_surface(0, AssistantMessage(content=[TextBlock(text=content)], model="m"))]
+    if kind == "cassette":  # written by our cassette store, through vcrpy's YAML serializer
+        cassette = Cassette(tmp_path / f"c-{draw(st.integers(0, 10**9))}.yaml")
+        cassette.add(Interaction("POST", "http://127.0.0.1/v1/messages", content.encode("utf-8", "surrogatepass"),
+                                 {}, json_response(200, {"content": []})))
+        cassette.save()
+        return [cassette.path]
     request = ModelRequest("POST", "/v1/messages", {"content-type": "application/json"}, b"{}", index=0)
     if kind == "request":
         body = json.dumps({"messages": [{"role": "user", "content": [{"type": "text", "text": content}]}]}).encode()

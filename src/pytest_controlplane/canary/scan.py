@@ -45,7 +45,7 @@ def _fold(error: UnicodeError) -> tuple[str, int]:
 
 
 codecs.register_error(_FOLD, _fold)
-_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})")
+_ESCAPE = re.compile(rb"\\(?:u([0-9a-f]{4})|x([0-9a-f]{2}))")  # JSON, JavaScript, YAML (\xNN) escapes
 _PERCENT = re.compile(rb"%[0-9a-f]{2}")
 _PRIORITY = {"lower": 0, "squeezed": 1, "unicode": 2}
 _CHUNK = 4096
@@ -86,7 +86,8 @@ class Scanner:
         for index, start, end in self._lower_search.find_matches_as_indexes(lower):
             needle = self._lower[index]
             hits.append((_rank(needle, "lower"), Hit(needle.canary, self._exact(needle, data[start:end]), start, end)))
-        decoding = not data.isascii() or b"\\u" in lower or b"&#" in lower or (b"%" in lower and _PERCENT.search(lower))
+        decoding = (not data.isascii() or b"\\u" in lower or b"\\x" in lower or b"&#" in lower
+                    or (b"%" in lower and _PERCENT.search(lower)))
         view = _decoded(lower) if decoding else _spaced(lower)
         found = self._squeezed_search.find_matches_as_indexes(view.translate(None, NOT_ALNUM))
         if found:
@@ -172,8 +173,8 @@ def _spaced(lower: bytes) -> bytes:
 def _decoded(lower: bytes) -> bytes:
     """`\\uXXXX`, `&#...;` and `%XX` decoded, non-ASCII through NFKC and the look-alike table, lowercased."""
     decoded = _spaced(lower)
-    if b"\\u" in decoded:
-        decoded = _ESCAPE.sub(lambda m: _unescaped(m.group(1)), decoded)
+    if b"\\u" in decoded or b"\\x" in decoded:
+        decoded = _ESCAPE.sub(lambda m: _unescaped(m.group(1) or m.group(2)), decoded)
     if b"&#" in decoded:
         decoded = html.unescape(decoded.decode("utf-8", "replace")).encode("utf-8", "replace")
     if b"%" in decoded:

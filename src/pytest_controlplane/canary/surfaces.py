@@ -131,8 +131,7 @@ def _session_surfaces(session: Any) -> Iterator[Surface]:
     for index, exchange in enumerate(session.gateway.exchanges):
         yield from exchange_surfaces(index, exchange)
     for index, message in enumerate(session.messages):
-        yield Surface.from_json("sdk message", f"SDK message #{index + 1} ({type(message).__name__})",
-                                _plain(message))
+        yield message_surface(index, message)
     for number, outcome in enumerate(session.runs, start=1):
         if outcome.stdout:
             yield Surface("stdout", f"run {number} stdout", outcome.stdout.encode("utf-8", "replace"))
@@ -163,6 +162,11 @@ def _session_surfaces(session: Any) -> Iterator[Surface]:
         found = Surface.from_file("cassette", cassette)
         if found is not None:
             yield found
+
+
+def message_surface(index: int, message: Any) -> Surface:
+    """One message of the SDK's stream (a dataclass of claude-agent-sdk, or anything JSON-like)."""
+    return Surface.from_json("sdk message", f"SDK message #{index + 1} ({type(message).__name__})", _plain(message))
 
 
 def _plain(value: Any) -> Any:
