@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).parent.parent
+GUARD_TESTS = "examples/claude_guard/test_guard.py"  # its bypass variants run in `make demo`
 
 
 def copy_example(pytester: pytest.Pytester, name: str) -> Path:
@@ -21,12 +22,12 @@ def copy_example(pytester: pytest.Pytester, name: str) -> Path:
 @pytest.mark.slow
 def test_claude_guard_catches_a_hook_matcher_that_misses_write(pytester):
     example = copy_example(pytester, "claude_guard")
-    pytester.runpytest("examples/claude_guard", "-p", "no:cacheprovider").assert_outcomes(passed=3)
+    pytester.runpytest(GUARD_TESTS, "-p", "no:cacheprovider").assert_outcomes(passed=3)
 
     guard = example / "guard.py"
     guard.write_text(guard.read_text().replace('WRITING_TOOLS = "Write|Edit|NotebookEdit"',
                                                'WRITING_TOOLS = "Edit|NotebookEdit"'))
-    result = pytester.runpytest("examples/claude_guard", "-p", "no:cacheprovider")
+    result = pytester.runpytest(GUARD_TESTS, "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=2)  # .env and secrets/ now get written
     result.stdout.fnmatch_lines([
         "*ReplayMiss: Request #2 (POST /v1/messages?beta=true) matches no unplayed interaction*",
@@ -54,7 +55,7 @@ def test_claude_guard_against_cassettes_of_another_cli_version(pytester):
     cassette = pytester.path / "cassettes/examples/claude_guard/test_guard/test_ordinary_note_is_written.yaml"
     cassette.write_text(cassette.read_text().replace("claude_cli_version: 2.1.332", "claude_cli_version: 2.1.300"))
     before = cassette.read_bytes()
-    result = pytester.runpytest("examples/claude_guard", "-p", "no:cacheprovider")
+    result = pytester.runpytest(GUARD_TESTS, "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*CassetteVersionMismatch: Cassette *test_ordinary_note_is_written.yaml was recorded "
                                  "with Claude Code CLI 2.1.300, but this run uses CLI 2.1.332; its prompts differ*",

@@ -42,6 +42,10 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "--agent-mode, a scripted model (list of turns or function of the request), "
                                        "whether unplayed interactions are allowed, seconds per run, and a folder "
                                        "(relative to the test file) the workspace starts as a copy of.")
+    config.addinivalue_line("markers", f"{BYPASS_SIGNATURE}: run the test once per variant of a bypass family "
+                                       "(write, read, exec, escape) against target; routes/forms/tags select, exclude "
+                                       "drops ids, routes or tags; depth='full' takes every route x form. The "
+                                       "`bypass_variants` fixture is the variant: agent_session.attempt(it).")
     for value, origin in ((os.environ.get(settings_.MODE_ENV), f"${settings_.MODE_ENV}"),
                           (config.getini("agent_mode"), "ini option agent_mode")):
         if value:
@@ -63,6 +67,39 @@ def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object, righ
     if not isinstance(left, str | os.PathLike):
         return None
     return [f"{os.fspath(left)!r} not in effects", *right.explain(left).splitlines()]
+
+
+BYPASS_SIGNATURE = "bypass_variants(family, target=None, routes=None, forms=None, tags=None, exclude=None, " \
+                   "depth='curated')"
+_BYPASS_KEYS = ("target", "routes", "forms", "tags", "exclude", "depth")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """`@pytest.mark.bypass_variants(...)`: one test per variant, with the variant's id."""
+    if "bypass_variants" not in metafunc.fixturenames:
+        return
+    marker = metafunc.definition.get_closest_marker("bypass_variants")
+    if marker is None:
+        metafunc.parametrize("bypass_variants", [ConfigError(
+            "The bypass_variants fixture needs the marker: @pytest.mark.bypass_variants('write', target='.env').")],
+            ids=["no-marker"], indirect=True)
+        return
+    from .bypass.corpus import corpus
+
+    try:
+        unknown = sorted(set(marker.kwargs) - set(_BYPASS_KEYS))
+        if unknown or len(marker.args) != 1:
+            raise ConfigError(f"@pytest.mark.{BYPASS_SIGNATURE.split('(')[0]} got "
+                              f"{', '.join(unknown) or f'{len(marker.args)} positional arguments'}; its signature "
+                              f"is {BYPASS_SIGNATURE}.")
+        variants: list[Any] = corpus(*marker.args, **marker.kwargs)
+        if not variants:
+            raise ConfigError(f"@pytest.mark.bypass_variants{marker.args!r} selects no variant; loosen routes/forms/"
+                              "tags/exclude.")
+    except ConfigError as error:
+        variants = [error]
+    metafunc.parametrize("bypass_variants", variants, indirect=True,
+                         ids=[v.id if not isinstance(v, ConfigError) else "invalid-marker" for v in variants])
 
 
 _CALL_FAILED = pytest.StashKey[bool]()
@@ -194,6 +231,22 @@ def canary_secret(request: pytest.FixtureRequest) -> Any:
 
     live = _settings(request).mode == "live"
     return Canary.mint(request.node.nodeid, "canary_secret", pinned=not live, plantings=_plantings(request))
+
+
+@pytest.fixture
+def bypass_variants(request: pytest.FixtureRequest) -> Any:
+    """The bypass variant this test runs with (`@pytest.mark.bypass_variants(family, target=...)` parametrizes it).
+
+        outcome = agent_session.attempt(bypass_variants)   # setup calls, then the attempt, through your agent
+        outcome.assert_held()                              # judged by the effect; says the route and how to replay
+    """
+    variant = getattr(request, "param", None)
+    if isinstance(variant, ConfigError):
+        pytest.fail(f"{type(variant).__name__}: {variant}", pytrace=False)
+    if variant is None:
+        pytest.fail("The bypass_variants fixture needs the marker: @pytest.mark.bypass_variants('write', "
+                    "target='.env').", pytrace=False)
+    return variant
 
 
 @pytest.fixture

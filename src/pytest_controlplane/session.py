@@ -7,11 +7,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from .agents.outcome import RunOutcome, ToolCall, calls_seen_by_model
-from .agents.process import reap, stderr_tail
+from .agents.process import process_ids, reap, stderr_tail
 from .agents.world import World
 from .effects import Effects
 from .errors import AgentError, ConfigError, ControlPlaneError
@@ -40,6 +43,7 @@ class AgentSession:
         self.gateway = gateway
         self.timeout = timeout or getattr(agent, "timeout", None) or default_timeout or DEFAULT_TIMEOUT
         self.runs: list[RunOutcome] = []
+        self._isolated = 0
         self.effects = Effects.of_world(world, secrets)
         gateway.set_roots(world.roots)
         gateway.observers.append(self._request_arrived)
@@ -62,12 +66,13 @@ class AgentSession:
         # gateway's checkpoint at each model request brackets the calls of the answer before it.
         extra = {"checkpoint": self.effects.checkpoint} if observes else {}
         self.effects.begin()
+        alive_before = process_ids()
         outcome = None
         try:
             outcome = self.agent.run(prompt, world=self.world, base_url=self.gateway.base_url, session_id=session_id,
                                      resume=resume, fork=fork, timeout=self.timeout, **extra)
         finally:
-            stray = reap(self.world.root)  # nothing the agent started outlives its run
+            stray = reap(self.world.root, besides=alive_before)  # nothing the agent started outlives its run
             if outcome is not None and not observes:
                 outcome.tool_calls = calls_seen_by_model(self.gateway.exchanges[before:])
             self.effects.end(outcome.tool_calls if outcome else (), self.gateway.exchanges[before:],
@@ -106,16 +111,68 @@ class AgentSession:
         """Branch a session (the last one by default) into a new one and run `prompt` there."""
         return self._run(prompt, resume=session or self._last_session(), fork=True)
 
-    def attempt(self, call: Block, *, prompt: str = "Do as instructed.") -> ToolCall:
-        """Have the model emit exactly `call`, then end the turn; the real control plane judges it."""
+    def attempt(self, call: Any, *, prompt: str = "Do as instructed.", permission_modes: Sequence[str] = ()) -> Any:
+        """Have the model emit exactly `call`, then end the turn; the real control plane judges it.
+
+        `call` is a `tool_use(...)` block (returns the ToolCall with its verdict) or a bypass variant
+        (plays its setup calls first; returns a BypassOutcome judged by the effect).  With
+        `permission_modes=["default", "acceptEdits", ...]` a variant runs once per mode, each from a copy
+        of the workspace as it is now, and `assert_held()` also fails when the verdicts differ.
+        """
+        from .bypass.variant import Variant
+
+        if isinstance(call, Variant):
+            return self._attempt_variant(call, prompt, permission_modes)
+        if permission_modes:
+            raise ConfigError("attempt(..., permission_modes=...) takes a bypass variant.")
         if not isinstance(call, Block) or call.type != "tool_use":
-            raise ConfigError(f"attempt() takes a tool_use(...) block, got {call!r}.")
+            raise ConfigError(f"attempt() takes a tool_use(...) block or a bypass variant, got {call!r}.")
         self.gateway.use_script(ScriptedModel([call, text("done")]))
         outcome = self.run(prompt)
         matching = [c for c in outcome.tool_calls if c.name == call.name]
         if not matching:
             raise AgentError(f"The agent never surfaced the scripted {call.name} call.")
         return matching[0]
+
+    def _attempt_variant(self, variant: Any, prompt: str, permission_modes: Sequence[str] = ()) -> Any:
+        from .bypass.judge import judge, prepare
+
+        if permission_modes:
+            # Differential: the same variant from the same starting files, once per mode, each in its own world.
+            by_mode = {}
+            for mode in permission_modes:
+                with self.isolated(permission_mode=mode) as session:
+                    by_mode[mode] = session._attempt_variant(variant, prompt)
+                    by_mode[mode].mode = mode
+            worst = next((o for o in by_mode.values() if o.bypassed), next(iter(by_mode.values())))
+            return dataclasses.replace(worst, by_mode=by_mode)
+
+        places = prepare(self, variant)
+        self.gateway.use_script(ScriptedModel([*variant.calls(places), text("done")]))
+        before = len(self.gateway.exchanges)
+        self.run(prompt)
+        return judge(self, variant, before)
+
+    @contextlib.contextmanager
+    def isolated(self, *, permission_mode: str | None = None) -> Iterator[AgentSession]:
+        """A session of the same agent in a new world whose workspace starts as a copy of this one's (for
+        Hypothesis examples, or one run per permission mode); it shares this test's gateway."""
+        self._isolated += 1
+        root = self.world.root.parent / f"{self.world.root.name}-isolated-{self._isolated}"
+        world = World.create(root, self.world.test_id, template=self.world.workspace,
+                             planted_env=self.world.planted_env)
+        agent = self.agent
+        if permission_mode is not None:
+            if not hasattr(agent, "with_permission_mode"):
+                raise ConfigError(f"{type(agent).__name__} has no permission modes; differential runs need a "
+                                  "ClaudeAgent.")
+            agent = agent.with_permission_mode(permission_mode)
+        session = AgentSession(agent, world, self.gateway, timeout=self.timeout, secrets=self.effects.secrets)
+        try:
+            yield session
+        finally:
+            self.gateway.observers.remove(session._request_arrived)
+            self.gateway.set_roots(self.world.roots)
 
     def _last_session(self) -> str:
         for outcome in reversed(self.runs):

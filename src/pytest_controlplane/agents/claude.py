@@ -47,6 +47,7 @@ class _Observer:
         self.hook_denials: dict[str, str] = {}
         self.hook_calls: dict[str, int] = {}
         self.permission_denials: dict[str, str] = {}
+        self.permission_calls: dict[str, int] = {}
         self.ran: set[str] = set()
         self.errors: list[str] = []
 
@@ -79,8 +80,11 @@ class _Observer:
             except BaseException as error:
                 self.errors.append(f"can_use_tool raised {type(error).__name__}: {error}")
                 raise
-            if getattr(result, "behavior", None) == "deny" and getattr(context, "tool_use_id", None):
-                self.permission_denials[context.tool_use_id] = getattr(result, "message", "") or "denied"
+            tool_use_id = getattr(context, "tool_use_id", None)
+            if tool_use_id:
+                self.permission_calls[tool_use_id] = self.permission_calls.get(tool_use_id, 0) + 1
+                if getattr(result, "behavior", None) == "deny":
+                    self.permission_denials[tool_use_id] = getattr(result, "message", "") or "denied"
             return result
 
         return observed
@@ -127,6 +131,19 @@ class ClaudeAgent:
                               hint="pip install 'pytest-controlplane[claude]' (it bundles the Claude Code CLI).")
         self.options_factory = options_factory
         self.timeout = timeout
+
+    def with_permission_mode(self, mode: str) -> ClaudeAgent:
+        """The same agent under another permission mode (bypassPermissions gets IS_SANDBOX=1, as root needs it)."""
+        modes = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
+        if mode not in modes:
+            raise ConfigError(f"Unknown permission mode {mode!r}; choose one of {', '.join(modes)}.")
+
+        def options(workspace: Path) -> Any:
+            made = self.options_factory(workspace)
+            env = {**(made.env or {}), **({"IS_SANDBOX": "1"} if mode == "bypassPermissions" else {})}
+            return dataclasses.replace(made, permission_mode=mode, env=env)
+
+        return ClaudeAgent(options, timeout=self.timeout)
 
     def _options(self, world: World, base_url: str, observer: _Observer, outcome: RunOutcome,
                  session_id: str, resume: str | None, fork: bool) -> Any:
@@ -205,6 +222,7 @@ class ClaudeAgent:
             elif call.verdict == "errored":
                 call.reason = call.result
             call.hooks_consulted = observer.hook_calls.get(call.id, 0)
+            call.permissions_consulted = observer.permission_calls.get(call.id, 0)
         outcome.tool_calls = list(calls.values())
         outcome.callback_errors = observer.errors
         if failure is not None:

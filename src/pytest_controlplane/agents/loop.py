@@ -44,6 +44,7 @@ class LoopAgent:
         self.on_stale = on_stale
         self.reading_tools = reading_tools
         self.timeout = timeout
+        self._clients: dict[str, Any] = {}
 
     def store(self, world: World) -> SessionStore:
         return SessionStore(world.root / "sessions", root=world.workspace, reading_tools=self.reading_tools)
@@ -54,6 +55,8 @@ class LoopAgent:
         name = session_id if resume is None or fork else resume
         outcome = RunOutcome(session_id=name)
         options = dict(self.options_factory(world.workspace))
+        if self.loop is run_agentic_loop and "client" not in options:
+            options["client"] = self._client(base_url)
         box: dict[str, Any] = {}
 
         def work() -> None:
@@ -65,7 +68,7 @@ class LoopAgent:
             except BaseException as error:  # noqa: BLE001 - handed to the session
                 box["error"] = error
 
-        with _agent_env(base_url, world.planted_env):
+        with _agent_env(base_url, world.extra_env(os.environ.get("PATH", ""))):
             thread = threading.Thread(target=work, name="controlplane-loop-agent", daemon=True)
             thread.start()
             thread.join(timeout)
@@ -80,6 +83,14 @@ class LoopAgent:
         else:
             outcome.result, outcome.messages = box["result"]
         return outcome
+
+    def _client(self, base_url: str) -> Any:
+        """One anthropic client per gateway (making one costs ~20 ms: its TLS context), for the reference loop."""
+        if base_url not in self._clients:
+            import anthropic
+
+            self._clients[base_url] = anthropic.Anthropic(base_url=base_url, api_key=DUMMY_API_KEY, max_retries=0)
+        return self._clients[base_url]
 
     def transcript(self, world: World, session_id: str) -> Path:
         return self.store(world).path(session_id)

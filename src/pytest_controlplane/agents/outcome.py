@@ -19,6 +19,7 @@ class ToolCall:
     reason: str = ""  # the deny message, the error text
     result: str = ""  # what the tool (or the refusal) returned to the model
     hooks_consulted: int = 0  # PreToolUse hook callbacks that ran for this call
+    permissions_consulted: int = 0  # can_use_tool callbacks that ran for this call
 
     @property
     def denied(self) -> bool:

@@ -31,31 +31,39 @@ def stderr_tail(lines: list[str], count: int = TAIL_LINES) -> str:
     return "\n".join(f"  | {line}" for line in kept) if kept else "  (the agent wrote nothing to stderr)"
 
 
-def processes_of(world_root: Path | str) -> list[tuple[int, str]]:
-    """Live processes (pid, command line) whose environment marks them as this world's."""
+def process_ids() -> set[int]:
+    """The pids alive now (empty where there is no /proc)."""
+    try:
+        return {int(name) for name in os.listdir("/proc") if name.isdigit()}
+    except OSError:
+        return set()
+
+
+def processes_of(world_root: Path | str, *, besides: set[int] = frozenset()) -> list[tuple[int, str]]:
+    """Live processes (pid, command line) whose environment marks them as this world's.
+
+    `besides`: pids that were alive before the world's run began, so cannot be its children.
+    """
     marker = f"{WORLD_ENV}={world_root}".encode()
     found = []
-    proc = Path("/proc")
-    if not proc.is_dir():  # not Linux: nothing to look through
-        return found
-    for entry in proc.iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
+    for pid in process_ids() - besides - {os.getpid()}:
         try:
-            if marker not in (entry / "environ").read_bytes().split(b"\0"):
-                continue
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            with open(f"/proc/{pid}/environ", "rb") as environ:
+                if marker not in environ.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                command = cmdline.read().replace(b"\0", b" ").decode(errors="replace").strip()
         except OSError:  # gone meanwhile, or not ours to read
             continue
         if command:  # an empty command line is a zombie: already dead
-            found.append((int(entry.name), command))
+            found.append((pid, command))
     return found
 
 
-def reap(world_root: Path | str) -> list[str]:
+def reap(world_root: Path | str, *, besides: set[int] = frozenset()) -> list[str]:
     """Kill every process still running in this world; return what was killed, as "pid command"."""
     killed = []
-    for pid, command in processes_of(world_root):
+    for pid, command in processes_of(world_root, besides=besides):
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:

@@ -86,11 +86,19 @@ class World:
         return {"workspace": str(self.workspace), "home": str(self.home), "config": str(self.config_dir),
                 "tmp": str(self.tmp)}
 
+    def extra_env(self, path: str) -> dict[str, str]:
+        """What the test added to the agent's environment: planted variables, and shims (world/bin) first on PATH."""
+        extra = dict(self.planted_env)
+        shims = self.root / "bin"
+        if shims.is_dir():
+            extra["PATH"] = f"{shims}{os.pathsep}{path}" if path else str(shims)
+        return extra
+
     def env(self, base_url: str) -> dict[str, str]:
         """The full environment of an agent process: a few of the parent's variables (locale, PATH), what was
         planted, plus ours."""
         env = {k: v for k, v in os.environ.items() if k in _PASSED or k.startswith("LC_")}
-        env.update(self.planted_env)
+        env.update(self.extra_env(env.get("PATH", "")))
         env.update({
             "ANTHROPIC_BASE_URL": base_url,
             "ANTHROPIC_API_KEY": DUMMY_API_KEY,

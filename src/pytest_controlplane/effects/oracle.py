@@ -83,7 +83,7 @@ class Effects:
     @classmethod
     def of_world(cls, world: Any, secrets: list[str] | None = None) -> Effects:
         """The effects of an agent in a World: its workspace, HOME, TMPDIR and config dir."""
-        config, tmp = absolute(world.config_dir), absolute(world.tmp)
+        config, tmp, sessions = absolute(world.config_dir), absolute(world.tmp), absolute(world.root / "sessions")
 
         def bookkeeping(path: str) -> bool:
             if _under(path, config):
@@ -92,7 +92,7 @@ class Effects:
             if _under(path, tmp) and path != tmp:
                 first = path[len(tmp):].lstrip("/").split("/", 1)[0]
                 return first == "cc-socks" or first.startswith("claude-")  # the Claude Code CLI's sockets, task dirs
-            return False
+            return _under(path, sessions)  # a LoopAgent's session store
 
         return cls(world.workspace, home=world.home, bookkeeping=bookkeeping, secrets=secrets,
                    places={"~": world.home, "$TMPDIR": world.tmp, "$CLAUDE_CONFIG_DIR": world.config_dir})
@@ -111,6 +111,11 @@ class Effects:
     def redact(self, *values: str) -> None:
         """Never show these strings in a report (canary_secret registers its values here)."""
         self._secrets.extend(v for v in values if v and v not in self._secrets)
+
+    @property
+    def secrets(self) -> list[str]:
+        """The values reports never show (shared with the test's canaries)."""
+        return self._secrets
 
     @property
     def roots(self) -> list[str]:
@@ -260,7 +265,7 @@ class Effects:
         if unexpected:
             raise EffectViolation(self._redact(
                 f"The agent changed {len(unexpected)} path(s) besides {', '.join(self.show(a) for a in allowed)}:\n"
-                + "\n".join(self._describe(c) for c in unexpected)))
+                + "\n".join(self.describe(c) for c in unexpected)))
 
     def assert_unchanged_outside(self, *inside: str | os.PathLike[str]) -> None:
         """Fail if the agent changed anything outside `inside` (default: the workspace) — HOME, TMPDIR, sentinels."""
@@ -271,7 +276,7 @@ class Effects:
         if outside:
             raise EffectViolation(self._redact(
                 f"The agent changed {len(outside)} path(s) outside {', '.join(self.show(k) for k in keep)}:\n"
-                + "\n".join(self._describe(c) for c in outside)))
+                + "\n".join(self.describe(c) for c in outside)))
 
     def __contains__(self, path: object) -> bool:
         """`".env" in effects`: whether it was written under any name (pytest explains `assert x not in effects`)."""
@@ -296,7 +301,7 @@ class Effects:
         lines = [f"{shown} was written — {len(writes)} change(s) reached it:"]
         for group in writes.values():
             change, route = group[0]
-            lines.append(self._describe(change))
+            lines.append(self.describe(change))
             lines.append(f"    route: {route}")
             for other, _ in group[1:]:
                 lines.append(f"    the same write shows as {other.shown_as} (a hardlink: the same inode)")
@@ -341,7 +346,8 @@ class Effects:
                                     workspace=self.workspace, home=self.home, show=self.show)]
         return how + (f"; the call named it {', '.join(dict.fromkeys(named))}" if named else "")
 
-    def _describe(self, change: Change) -> str:
+    def describe(self, change: Change) -> str:
+        """One change in a line: run, the tool call it happened during, path, kind and detail."""
         during = f" during {change.during}" if change.during and change.during != "the run" else ""
         return f"  run {change.run}{during}: {change.shown_as} {change.kind} ({change.detail})"
 

@@ -1,0 +1,81 @@
+"""A bypass variant: one scripted way to attempt a forbidden action, with the setup it needs.
+
+A variant's tool inputs hold placeholders for what only the run knows (the workspace path, the
+agent's HOME); `expand` fills them in.  `reproduction` prints the calls and, for shell routes,
+the command, so a failing variant can be replayed by hand.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..gateway.scripted import Block, tool_use
+
+WORKSPACE = "@@WORKSPACE@@"
+HOME = "@@HOME@@"
+TMPDIR = "@@TMPDIR@@"
+FIRST_LINE = "@@FIRST_LINE@@"  # the target's first line, for Edit's old_string
+FAMILIES = ("write", "read", "exec", "escape")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One attempt at a forbidden action of `family` on `target`, by `route` with path `form`."""
+
+    id: str
+    family: str
+    target: str
+    route: str  # "Write", "Bash >", "Bash timeout", ...
+    form: str  # "relative", "absolute", "symlink alias", ... ("-" for commands)
+    tool: str  # the tool the attempt uses
+    input: dict[str, Any]
+    setup: tuple[tuple[str, dict[str, Any]], ...] = ()  # earlier calls (tool, input): planting aliases, a Read
+    tags: frozenset[str] = field(default_factory=frozenset)
+    reference: str = ""  # a public report this variant reproduces, e.g. "anthropics/claude-code#81667"
+
+    def calls(self, places: dict[str, str]) -> list[Block]:
+        """The scripted tool calls of this variant in a run whose directories are `places`."""
+        return [tool_use(tool, expand(tool_input, places)) for tool, tool_input in (*self.setup, (self.tool,
+                                                                                                     self.input))]
+
+    @property
+    def command(self) -> str | None:
+        """The shell command of a Bash route (None for other tools)."""
+        return self.input.get("command") if self.tool == "Bash" else None
+
+    def reproduction(self) -> str:
+        """The calls as JSON, and for a shell route the command to paste in a shell (run in the workspace)."""
+        lines = [f"{tool} {json.dumps(tool_input, ensure_ascii=False)}" for tool, tool_input in
+                 (*self.setup, (self.tool, self.input))]
+        shell = [tool_input.get("command") for tool, tool_input in (*self.setup, (self.tool, self.input))
+                 if tool == "Bash"]
+        if shell and len(shell) == len(lines):
+            lines.append("shell: " + " && ".join(f"( {c} )" if len(shell) > 1 else c for c in shell))
+        text = "\n".join(lines)
+        for placeholder, name in ((WORKSPACE, "$WORKSPACE"), (HOME, "$HOME"), (TMPDIR, "$TMPDIR"),
+                                  (FIRST_LINE, "<first line of the target>")):
+            text = text.replace(placeholder, name)
+        return text
+
+    def __repr__(self) -> str:
+        ref = f", {self.reference}" if self.reference else ""
+        return f"Variant({self.id}: {self.family} {self.target!r} by {self.route}, {self.form}{ref})\n" \
+               f"{self.reproduction()}"
+
+    def __str__(self) -> str:
+        return self.id
+
+
+def expand(value: Any, places: dict[str, str]) -> Any:
+    """`value` with the placeholders replaced by the run's directories (WORKSPACE, HOME, TMPDIR, FIRST_LINE)."""
+    if isinstance(value, str):
+        for placeholder, actual in places.items():
+            value = value.replace(placeholder, actual)
+        return value
+    if isinstance(value, dict):
+        return {k: expand(v, places) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand(v, places) for v in value]
+    return value
