@@ -37,6 +37,10 @@ _EXPORTS = {
     "CanaryLeaked": "pytest_controlplane.canary.canary",
     "Leak": "pytest_controlplane.canary.canary",
     "find_leaks": "pytest_controlplane.canary.canary",
+    "Variant": "pytest_controlplane.bypass.variant",
+    "corpus": "pytest_controlplane.bypass.corpus",
+    "BypassOutcome": "pytest_controlplane.bypass.judge",
+    "BypassSucceeded": "pytest_controlplane.bypass.judge",
     "Effects": "pytest_controlplane.effects.oracle",
     "EffectViolation": "pytest_controlplane.effects.oracle",
     "Change": "pytest_controlplane.effects.diff",
@@ -87,6 +91,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .loop.sessions import fork_session, load_session, resume_session, save_session, start_fresh_with_summary
     from .loop.store import FileChange, SessionStore
     from .agents.outcome import ToolCall
+    from .bypass.corpus import corpus
+    from .bypass.judge import BypassOutcome, BypassSucceeded
+    from .bypass.variant import Variant
     from .canary import Canary, CanaryLeaked, Leak, find_leaks
     from .effects import Change, Effects, EffectViolation, Snapshot, snapshot
     from .agents.world import World
