@@ -1,0 +1,223 @@
+"""Is a session history one consistent conversation?  For message lists and Claude Code JSONL transcripts.
+
+    problems = check_history(agent_session.transcript_path())   # or a messages list
+    assert not problems, "\\n".join(map(str, problems))
+
+Kinds (severity "error" unless noted):
+- corrupt-line          a transcript line that is not JSON
+- duplicate-uuid        an entry uuid written twice (a duplicated line, an id collision)
+- broken-parent         a parentUuid that no entry has (a dropped line, a uuid never written)
+- reordered             an entry before its parent, or a tool_result before its tool_use
+- second-root           a second entry without parent in the main chain (a head replayed as a new root)
+- unanswered-tool-use   a tool_use with no tool_result (what a kill mid-tool leaves; every request 400s)
+- orphan-tool-result    a tool_result whose tool_use does not exist (or, in a list, is not just before it)
+- duplicate-tool-result a tool_use answered twice
+- duplicate-tool-use    one tool_use id used twice
+- bad-role / first-not-user / same-role-twice (warning) / duplicate-message   (message lists)
+
+Lines without a uuid (summary, api-request, cost-state, queue-operation, file-history-snapshot, ...)
+are bookkeeping of some CLI version and never a problem; sidechain entries (subagents) form chains of
+their own and may have roots of their own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One inconsistency: what kind, where (a transcript line, 1-based, or a message index), and why."""
+
+    kind: str
+    line: int | None
+    message: str
+    severity: str = "error"
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.kind}: {self.message}"
+
+    @property
+    def where(self) -> str:
+        return "?" if self.line is None else f"line {self.line}"
+
+
+def check_history(source: Any) -> list[Problem]:
+    """Problems in `source`: a list of messages ({"role", "content"}), or the path of a JSONL transcript."""
+    if isinstance(source, str | os.PathLike):
+        return check_transcript(Path(source).read_text(encoding="utf-8").splitlines())
+    if isinstance(source, Sequence) and all(isinstance(m, dict) and "line" in m for m in source) and source:
+        # Entries as agent_session.history gives them for a transcript (read_transcript): check the file.
+        raise TypeError("check_history takes the transcript's path (agent_session.transcript_path()) or a "
+                        "messages list, not merged transcript entries.")
+    return check_messages(list(source))
+
+
+# --- message lists (the loop's history, a session store) ---------------------------------------------
+
+
+def check_messages(messages: list[Any]) -> list[Problem]:
+    problems: list[Problem] = []
+
+    def problem(kind: str, index: int, text: str, severity: str = "error") -> None:
+        problems.append(_MessageProblem(kind, index, text, severity))
+
+    seen_uses: dict[str, int] = {}
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or "role" not in message or "content" not in message:
+            problem("bad-role", index, f"not a message: {str(message)[:80]}")
+            continue
+        role = message["role"]
+        if role not in ("user", "assistant"):
+            problem("bad-role", index, f"role {role!r} (only user and assistant belong in messages)")
+        if index == 0 and role != "user":
+            problem("first-not-user", index, f"the history starts with {role!r}, the API needs a user message first")
+        previous = messages[index - 1] if index else None
+        if isinstance(previous, dict) and previous.get("role") == role:
+            if previous.get("content") == message.get("content"):
+                problem("duplicate-message", index, f"the same {role} message twice in a row")
+            else:
+                problem("same-role-twice", index, f"two {role} messages in a row", "warning")
+        for block in _blocks(message):
+            if block.get("type") == "tool_use":
+                use_id = str(block.get("id"))
+                if use_id in seen_uses:
+                    problem("duplicate-tool-use", index, f"tool_use id {use_id} also at message #{seen_uses[use_id]}")
+                seen_uses[use_id] = index
+        if role == "assistant":
+            uses = [str(b.get("id")) for b in _blocks(message) if b.get("type") == "tool_use"]
+            following = messages[index + 1] if index + 1 < len(messages) else None
+            answered = [str(b.get("tool_use_id")) for b in _blocks(following) if b.get("type") == "tool_result"] \
+                if isinstance(following, dict) and following.get("role") == "user" else []
+            for use_id in uses:
+                count = answered.count(use_id)
+                if count == 0:
+                    problem("unanswered-tool-use", index, f"tool_use {use_id} has no tool_result in the next message")
+                elif count > 1:
+                    problem("duplicate-tool-result", index + 1, f"tool_use {use_id} answered {count} times")
+        if role == "user":
+            before = messages[index - 1] if index else None
+            asked = {str(b.get("id")) for b in _blocks(before) if b.get("type") == "tool_use"} \
+                if isinstance(before, dict) and before.get("role") == "assistant" else set()
+            for block in _blocks(message):
+                if block.get("type") == "tool_result" and str(block.get("tool_use_id")) not in asked:
+                    problem("orphan-tool-result", index, f"tool_result for {block.get('tool_use_id')}, which the "
+                                                         "message before did not ask for")
+    return problems
+
+
+@dataclass(frozen=True)
+class _MessageProblem(Problem):
+    @property
+    def where(self) -> str:
+        return f"message #{self.line}"
+
+
+def _blocks(message: Any) -> list[dict[str, Any]]:
+    content = message.get("content") if isinstance(message, dict) else None
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+# --- Claude Code JSONL transcripts ------------------------------------------------------------------
+
+
+def check_transcript(lines: Iterable[str]) -> list[Problem]:
+    """Problems in a transcript's lines (in file order)."""
+    problems: list[Problem] = []
+    entries: list[tuple[int, dict[str, Any]]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            problems.append(Problem("corrupt-line", number, f"not JSON: {line[:60]!r}"))
+            continue
+        if isinstance(entry, dict):
+            entries.append((number, entry))
+
+    first_line: dict[str, int] = {}
+    for number, entry in entries:
+        uuid = entry.get("uuid")
+        if not uuid:
+            continue
+        if uuid in first_line:
+            problems.append(Problem("duplicate-uuid", number, f"uuid {uuid} was already written at line "
+                                                              f"{first_line[uuid]}"))
+        else:
+            first_line[uuid] = number
+
+    roots: list[int] = []
+    for number, entry in entries:
+        uuid = entry.get("uuid")
+        if not uuid:
+            continue
+        parent = entry.get("parentUuid")
+        if parent is None:
+            logical = entry.get("logicalParentUuid")  # a compaction boundary continues a chain
+            if not entry.get("isSidechain") and not (logical and logical in first_line):
+                roots.append(number)
+        elif parent not in first_line:
+            problems.append(Problem("broken-parent", number, f"parentUuid {parent} is not in the transcript "
+                                                             "(a line was dropped, or never written)"))
+        elif first_line[parent] > number:
+            problems.append(Problem("reordered", number, f"its parent {parent} comes later, at line "
+                                                         f"{first_line[parent]}"))
+    for number in roots[1:]:
+        problems.append(Problem("second-root", number, f"a second entry without parent (the first is at line "
+                                                       f"{roots[0]}): resume would see two conversations"))
+
+    uses: dict[str, int] = {}
+    results: dict[str, list[int]] = {}
+    for number, entry in entries:
+        message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+        for block in _blocks(message):
+            if entry.get("type") == "assistant" and block.get("type") == "tool_use":
+                use_id = str(block.get("id"))
+                if use_id in uses and uses[use_id] != number:
+                    # The same block written again (a duplicated line is already a duplicate-uuid).
+                    if entry.get("uuid") not in first_line or first_line[entry["uuid"]] == number:
+                        problems.append(Problem("duplicate-tool-use", number, f"tool_use {use_id} also at line "
+                                                                              f"{uses[use_id]}"))
+                uses.setdefault(use_id, number)
+            elif entry.get("type") == "user" and block.get("type") == "tool_result":
+                results.setdefault(str(block.get("tool_use_id")), []).append(number)
+    for use_id, number in uses.items():
+        answers = results.get(use_id, [])
+        if not answers:
+            problems.append(Problem("unanswered-tool-use", number, f"tool_use {use_id} has no tool_result (the run "
+                                                                   "stopped inside the tool or its hooks)"))
+        elif len(set(answers)) > 1:
+            problems.append(Problem("duplicate-tool-result", answers[1], f"tool_use {use_id} answered again "
+                                                                         f"(first at line {answers[0]})"))
+        if answers and answers[0] < number:
+            problems.append(Problem("reordered", answers[0], f"tool_result for {use_id} comes before its tool_use "
+                                                             f"(line {number})"))
+    for use_id, answers in results.items():
+        if use_id not in uses:
+            problems.append(Problem("orphan-tool-result", answers[0], f"tool_result for {use_id}, a tool_use that is "
+                                                                      "not in the transcript"))
+    return sorted(problems, key=lambda p: (p.line or 0, p.kind))
+
+
+def lost_entries(before: Iterable[str], after: Iterable[str]) -> list[Problem]:
+    """Entries (by uuid) of a transcript before a crash that are missing from it after the resume."""
+    def uuids(lines: Iterable[str]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for number, line in enumerate(lines, start=1):
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(entry, dict) and entry.get("uuid"):
+                found.setdefault(entry["uuid"], number)
+        return found
+
+    kept = uuids(after)
+    return [Problem("lost-entry", number, f"entry {uuid} existed before the crash and is gone after the resume")
+            for uuid, number in uuids(before).items() if uuid not in kept]
