@@ -37,6 +37,12 @@ _EXPORTS = {
     "CanaryLeaked": "pytest_controlplane.canary.canary",
     "Leak": "pytest_controlplane.canary.canary",
     "find_leaks": "pytest_controlplane.canary.canary",
+    "check_history": "pytest_controlplane.history.check",
+    "Problem": "pytest_controlplane.history.check",
+    "CrashPoint": "pytest_controlplane.crash",
+    "CrashReport": "pytest_controlplane.crash",
+    "SimulatedCrash": "pytest_controlplane.crash",
+    "HistoryInconsistent": "pytest_controlplane.crash",
     "Variant": "pytest_controlplane.bypass.variant",
     "corpus": "pytest_controlplane.bypass.corpus",
     "BypassOutcome": "pytest_controlplane.bypass.judge",
@@ -91,6 +97,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .loop.sessions import fork_session, load_session, resume_session, save_session, start_fresh_with_summary
     from .loop.store import FileChange, SessionStore
     from .agents.outcome import ToolCall
+    from .crash import CrashPoint, CrashReport, HistoryInconsistent, SimulatedCrash
+    from .history.check import Problem, check_history
     from .bypass.corpus import corpus
     from .bypass.judge import BypassOutcome, BypassSucceeded
     from .bypass.variant import Variant

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write `data` to a temporary file beside `path`, fsync it, rename it over `path`, fsync the folder."""
+def write_atomically(path: Path, data: bytes, *, before_replace: Callable[[], None] | None = None) -> None:
+    """Write `data` to a temporary file beside `path`, fsync it, rename it over `path`, fsync the folder.
+
+    `before_replace` runs between the fsync and the rename (crash tests stop a save there)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -16,6 +19,8 @@ def write_atomically(path: Path, data: bytes) -> None:
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
+        if before_replace is not None:
+            before_replace()
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

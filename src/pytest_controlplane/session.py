@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
+import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .agents.outcome import RunOutcome, ToolCall, calls_seen_by_model
 from .agents.process import process_ids, reap, stderr_tail
@@ -20,6 +22,9 @@ from .effects import Effects
 from .errors import AgentError, ConfigError, ControlPlaneError
 from .gateway.scripted import Block, ScriptedModel, text
 from .gateway.server import ModelGateway
+
+if TYPE_CHECKING:
+    from .crash import CrashReport, CrashResult
 
 
 DEFAULT_TIMEOUT = 120.0
@@ -44,6 +49,7 @@ class AgentSession:
         self.timeout = timeout or getattr(agent, "timeout", None) or default_timeout or DEFAULT_TIMEOUT
         self.runs: list[RunOutcome] = []
         self._isolated = 0
+        self._crasher: Any = None
         self.effects = Effects.of_world(world, secrets)
         gateway.set_roots(world.roots)
         gateway.observers.append(self._request_arrived)
@@ -51,6 +57,18 @@ class AgentSession:
     def _request_arrived(self, request: Any) -> None:
         if request.route == "/v1/messages":
             self.effects.checkpoint("request", request.index)
+            if self._crasher is not None:
+                self._crasher.on_request(request)
+
+    def _checkpoint(self, kind: str, ref: Any = None, call: Any = None) -> None:
+        """ClaudeAgent's own hooks: snapshot around each tool call, and stop the run there in a crash test."""
+        self.effects.checkpoint(kind, ref, call)
+        if kind == "pre" and self._crasher is not None:
+            self._crasher.on_tool(in_process=False)
+
+    def _kill_agent(self) -> None:
+        """SIGKILL every process of this world (the CLI, a command agent, the tools they started)."""
+        reap(self.world.root)
 
     # --- driving the agent ---------------------------------------------------------------------
 
@@ -64,7 +82,9 @@ class AgentSession:
         observes = getattr(self.agent, "observes_control_plane", True)
         # Adapters that see tool calls happen (ClaudeAgent) snapshot around each; for the others the
         # gateway's checkpoint at each model request brackets the calls of the answer before it.
-        extra = {"checkpoint": self.effects.checkpoint} if observes else {}
+        extra: dict[str, Any] = {"checkpoint": self._checkpoint} if observes else {}
+        if getattr(self.agent, "in_process", False) and self._crasher is not None:
+            extra["crash"] = self._crasher
         self.effects.begin()
         alive_before = process_ids()
         outcome = None
@@ -153,6 +173,114 @@ class AgentSession:
         self.run(prompt)
         return judge(self, variant, before)
 
+    # --- crashes --------------------------------------------------------------------------------
+
+    def crash(self, prompt: str, *, at: Any, session: str | None = None) -> CrashResult:
+        """Run `prompt` (continuing `session` if given) and crash at `at` ("request 2", "stream 1", "tool 3",
+        "save 1"); return the stored history's problems right after the crash."""
+        from .crash import Crasher, CrashPoint, CrashResult, check_stored, stored_history
+
+        point = CrashPoint.parse(at)
+        self._crasher = crasher = Crasher(self, point)
+        try:
+            self._run(prompt, resume=session)
+        except ControlPlaneError:
+            pass  # the crash we caused
+        finally:
+            self._crasher = None
+            self.gateway.interruptions.clear()
+        if not crasher.fired:
+            counts = ", ".join(f"{n} {kind}(s)" for kind, n in crasher.seen.items()) or "nothing"
+            raise ConfigError(f"The run never reached crash point {point}: it passed {counts}.",
+                              hint="Pick a point the run reaches (crash_everywhere lists them all).")
+        history, kind = stored_history(self, session or self._session_of_last_run())
+        return CrashResult(point, before=check_stored(history, kind))
+
+    def crash_everywhere(self, prompt: str, *, script: Sequence[Any], then: str = "Continue where you left off.",
+                         before: Sequence[str] = (), idempotent: Sequence[str] = ()) -> CrashReport:
+        """Crash a run of `prompt` at every point it passes, each in a fresh copy of this world, resume with
+        `then`, and check: one consistent history, nothing stored before the crash lost, the model shown the
+        stored history, no tool effect done twice (tools named in `idempotent` may repeat).
+
+        The model answers from `script` (its turns in order, then "Done."); prompts in `before` run first in
+        each world, so the crashed run continues a session that already has a history.
+        """
+        from .crash import Crasher, CrashReport
+
+        with self.isolated() as clean:
+            clean.gateway.use_script(_endless(script))
+            session_id = clean._prepare_session(before)
+            clean._crasher = counter = Crasher(clean, None)
+            try:
+                clean._run(prompt, resume=session_id)
+            finally:
+                clean._crasher = None
+        return CrashReport([self._crash_and_resume(point, prompt, script, then, before, idempotent)
+                            for point in counter.points()])
+
+    def _prepare_session(self, prompts: Sequence[str]) -> str | None:
+        """Run `prompts` as one session (the first a new one); return its id (None when there were none)."""
+        for index, prompt in enumerate(prompts):
+            self._run(prompt, resume=self.world.session_id if index else None)
+        return self.world.session_id if prompts else None
+
+    def _crash_and_resume(self, point: Any, prompt: str, script: Sequence[Any], then: str, prepare: Sequence[str],
+                          idempotent: Sequence[str]) -> Any:
+        from .crash import check_stored, lost, stored_history, tool_use_ids
+        from .history.check import Problem
+
+        with self.isolated() as session:
+            session.gateway.use_script(_endless(script))
+            continued = session._prepare_session(prepare)
+            result = session.crash(prompt, at=point, session=continued)
+            session_id = session.world.session_id
+            before, kind = stored_history(session, session_id)
+            crashed_run = len(session.runs)
+            requests_before = len(session.gateway.exchanges)
+            try:
+                if before is None:
+                    result.resumed = "started over (nothing was stored)"
+                    session.run(then)
+                else:
+                    session.resume(then, session=session_id)
+            except ControlPlaneError as error:
+                result.resumed = "resume failed"
+                result.after.append(Problem("resume-failed", None, str(error).splitlines()[0]))
+                return result
+            after, kind = stored_history(session, session_id)
+            result.history = after
+            result.after.extend(check_stored(after, kind))
+            result.after.extend(lost(before, after, kind))
+            first = next((e for e in session.gateway.exchanges[requests_before:]
+                          if e.request.route == "/v1/messages"), None)
+            if first is not None and before is not None:
+                sent = first.request.body.decode("utf-8", "replace")
+                missing = [i for i in tool_use_ids(before, kind) if i not in sent]
+                if missing:
+                    result.after.append(Problem("model-missed-history", None, f"the first request after the resume "
+                                                                              f"lacks stored tool calls {missing}"))
+            result.after.extend(_done_twice(session, crashed_run, set(idempotent)))
+            return result
+
+    def history_problems(self, session: str | None = None) -> list[Any]:
+        """Consistency problems of a stored session (the last one by default)."""
+        from .crash import check_stored, stored_history
+
+        history, kind = stored_history(self, session or self._last_session())
+        return check_stored(history, kind)
+
+    def assert_consistent(self, session: str | None = None) -> None:
+        """Fail if the stored session (the last by default) is not one consistent history."""
+        from .crash import HistoryInconsistent
+
+        __tracebackhide__ = True
+        problems = self.history_problems(session)
+        if [p for p in problems if p.severity == "error"]:
+            raise HistoryInconsistent("The session history is inconsistent:\n" + "\n".join(f"  {p}" for p in problems))
+
+    def _session_of_last_run(self) -> str:
+        return self.runs[-1].session_id or self.world.session_id if self.runs else self.world.session_id
+
     @contextlib.contextmanager
     def isolated(self, *, permission_mode: str | None = None) -> Iterator[AgentSession]:
         """A session of the same agent in a new world whose workspace starts as a copy of this one's (for
@@ -217,3 +345,36 @@ class AgentSession:
         """The last session as the agent stored it (Claude: the JSONL transcript, assistant lines merged by
         message id; LoopAgent: the saved messages)."""
         return self.agent.history(self.world, self._last_session())
+
+
+def _endless(turns: Sequence[Any]) -> ScriptedModel:
+    """The turns in order, then "Done." for as long as the agent asks (a crashed and resumed run may ask more)."""
+    served = itertools.count()
+
+    def answer(request: Any) -> Any:
+        index = next(served)
+        return turns[index] if index < len(turns) else text("Done.")
+
+    return ScriptedModel(answer)
+
+
+def _done_twice(session: AgentSession, crashed_run: int, idempotent: set[str]) -> list[Any]:
+    """Tool calls (same tool, same input) whose effects happened both before the crash and after the resume."""
+    from .history.check import Problem
+
+    def effects_by_call(run: int) -> dict[tuple[str, str], list[str]]:
+        found: dict[tuple[str, str], list[str]] = {}
+        for change in session.effects.diff:
+            if change.run == run:
+                for call in change.calls:
+                    key = (call.name, json.dumps(call.input, sort_keys=True))
+                    found.setdefault(key, []).append(change.shown_as)
+        return found
+
+    before = effects_by_call(crashed_run)
+    after: dict[tuple[str, str], list[str]] = {}
+    for run in range(crashed_run + 1, len(session.runs) + 1):
+        after.update(effects_by_call(run))
+    return [Problem("effect-twice", None, f"{name} {tool_input[:80]} changed {', '.join(sorted(set(paths)))} before "
+                                          "the crash and again after the resume")
+            for (name, tool_input), paths in before.items() if (name, tool_input) in after and name not in idempotent]

@@ -30,6 +30,7 @@ class LoopAgent:
     """`options_factory(workspace) -> dict` of the loop's keyword arguments (system, tools, tool_impls, ...)."""
 
     observes_control_plane = False  # tool calls are read off the model's exchanges
+    in_process = True  # crash tests stop it with a SimulatedCrash, not a signal
 
     def __init__(self, options_factory: Callable[[Path], Mapping[str, Any]], *, loop: Callable[..., Any] | None = None,
                  on_stale: OnStale = "raise", reading_tools: Iterable[str] | Mapping[str, str] | None = None,
@@ -46,17 +47,21 @@ class LoopAgent:
         self.timeout = timeout
         self._clients: dict[str, Any] = {}
 
-    def store(self, world: World) -> SessionStore:
-        return SessionStore(world.root / "sessions", root=world.workspace, reading_tools=self.reading_tools)
+    def store(self, world: World, crash: Any = None) -> SessionStore:
+        return SessionStore(world.root / "sessions", root=world.workspace, reading_tools=self.reading_tools,
+                            before_replace=crash.on_save if crash is not None else None)
 
     def run(self, prompt: str, *, world: World, base_url: str, session_id: str, resume: str | None = None,
-            fork: bool = False, timeout: float) -> RunOutcome:
-        store = self.store(world)
+            fork: bool = False, timeout: float, crash: Any = None) -> RunOutcome:
+        """`crash`: a crash test's Crasher, told of every tool call and session save (it may stop the run there)."""
+        store = self.store(world, crash)
         name = session_id if resume is None or fork else resume
         outcome = RunOutcome(session_id=name)
         options = dict(self.options_factory(world.workspace))
         if self.loop is run_agentic_loop and "client" not in options:
             options["client"] = self._client(base_url)
+        if crash is not None and options.get("tool_impls"):
+            options["tool_impls"] = {name: _told(crash, impl) for name, impl in options["tool_impls"].items()}
         box: dict[str, Any] = {}
 
         def work() -> None:
@@ -65,7 +70,7 @@ class LoopAgent:
                     store.fork(resume, name)  # type: ignore[arg-type]
                 box["result"] = resume_session(name, prompt, store=store, loop=self.loop, on_stale=self.on_stale,
                                                **options)
-            except BaseException as error:  # noqa: BLE001 - handed to the session
+            except BaseException as error:  # noqa: BLE001 - handed to the session (a SimulatedCrash too)
                 box["error"] = error
 
         with _agent_env(base_url, world.extra_env(os.environ.get("PATH", ""))):
@@ -97,6 +102,14 @@ class LoopAgent:
 
     def history(self, world: World, session_id: str) -> list[dict[str, Any]]:
         return self.store(world).load(session_id) or []
+
+
+def _told(crash: Any, impl: Callable[..., Any]) -> Callable[..., Any]:
+    def tool(*args: Any, **kwargs: Any) -> Any:
+        crash.on_tool(in_process=True)
+        return impl(*args, **kwargs)
+
+    return tool
 
 
 @contextlib.contextmanager

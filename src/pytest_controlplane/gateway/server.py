@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, ControlPlaneError
+from ..crash import DropRequest
 from .backends import DEFAULT_UPSTREAM, CassetteBackend, ScriptBackend, api_key_from_env
 from .normalize import Templater
 from .scripted import ScriptedModel
@@ -53,8 +54,11 @@ class ModelGateway:
         self.record_command = record_command
         self.templater = Templater(roots)
         self.exchanges: list[Exchange] = []
-        # Called with each request as it arrives, before it is answered (the effects oracle snapshots there).
+        # Called with each request as it arrives, before it is answered (the effects oracle snapshots there);
+        # one that raises crash.DropRequest makes the gateway answer nothing and cut the connection.
         self.observers: list[Callable[[ModelRequest], None]] = []
+        # Request index -> called halfway through streaming its answer, after which the connection is cut.
+        self.interruptions: dict[int, Callable[[], None]] = {}
         self.problems: list[ControlPlaneError] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -155,8 +159,14 @@ class ModelGateway:
         with self._lock:
             request = ModelRequest(method, path, headers, body, index=len(self.exchanges))
             route = request.route
-            for observe in self.observers:
-                observe(request)
+            try:
+                for observe in list(self.observers):
+                    observe(request)
+            except DropRequest:
+                exchange = Exchange(request, api_error(499, "dropped", "cut by a crash test"), "gateway",
+                                    notes=["dropped"])
+                self.exchanges.append(exchange)
+                return exchange
             if method == "POST" and route == "/v1/messages/count_tokens":
                 exchange = Exchange(request, json_response(200, {"input_tokens": max(1, len(body) // 4)}), "gateway")
             elif method == "POST" and route == "/v1/messages":
@@ -200,15 +210,19 @@ class _Handler(BaseHTTPRequestHandler):
     def _handle(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         body = self.rfile.read(length) if length else b""
-        exchange = self.server.gateway._answer(self.command, self.path, dict(self.headers.items()), body)
+        gateway = self.server.gateway
+        exchange = gateway._answer(self.command, self.path, dict(self.headers.items()), body)
+        if "dropped" in exchange.notes:
+            self.close_connection = True
+            return
         try:
-            self._send(exchange.response)
+            self._send(exchange.response, gateway.interruptions.pop(exchange.request.index, None))
         except (BrokenPipeError, ConnectionResetError):
             pass  # the agent went away (killed, timed out): nothing to tell it
 
     do_POST = do_GET = do_PUT = do_DELETE = _handle
 
-    def _send(self, response: dict[str, Any]) -> None:
+    def _send(self, response: dict[str, Any], interrupt: Callable[[], None] | None = None) -> None:
         status = response["status"]
         self.send_response(int(status["code"]), status.get("message") or None)
         for key, values in response.get("headers", {}).items():
@@ -223,11 +237,20 @@ class _Handler(BaseHTTPRequestHandler):
             # Event by event, as the real API streams.
             self.send_header("transfer-encoding", "chunked")
             self.end_headers()
-            for chunk in _events(body):
+            events = _events(body)
+            for number, chunk in enumerate(events):
+                if interrupt is not None and number == max(1, len(events) // 2):
+                    interrupt()  # a crash test: the rest of the answer never comes
+                    self.close_connection = True
+                    return
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")
         else:
+            if interrupt is not None:
+                interrupt()
+                self.close_connection = True
+                return
             self.send_header("content-length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

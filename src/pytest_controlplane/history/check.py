@@ -81,6 +81,7 @@ def check_messages(messages: list[Any]) -> list[Problem]:
         if isinstance(previous, dict) and previous.get("role") == role:
             if previous.get("content") == message.get("content"):
                 problem("duplicate-message", index, f"the same {role} message twice in a row")
+                continue  # whatever else is wrong with it is the duplicate's doing
             else:
                 problem("same-role-twice", index, f"two {role} messages in a row", "warning")
         for block in _blocks(message):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,8 +102,12 @@ class SessionStore:
     or a mapping tool name -> input key.  By default, any tool whose name contains "read"."""
 
     def __init__(self, directory: Path | str, *, root: Path | str | None = None,
-                 reading_tools: Iterable[str] | Mapping[str, str] | None = None) -> None:
+                 reading_tools: Iterable[str] | Mapping[str, str] | None = None,
+                 before_replace: Callable[[], None] | None = None) -> None:
+        """`before_replace` runs inside every save, after the new file is written and before it replaces the old
+        one (crash tests stop there)."""
         self.directory = Path(directory)
+        self.before_replace = before_replace
         self.root = Path(root) if root is not None else Path.cwd()
         if reading_tools is None or isinstance(reading_tools, Mapping):
             self.reading_tools: dict[str, str] | None = dict(reading_tools) if reading_tools is not None else None
@@ -128,7 +132,8 @@ class SessionStore:
         path = self.path(name)
         checked = check_messages(messages)
         record = {"format": FORMAT, "name": name, "messages": checked, "reads": self._reads(checked)}
-        write_atomically(path, json.dumps(record, indent=1, ensure_ascii=False).encode("utf-8"))
+        write_atomically(path, json.dumps(record, indent=1, ensure_ascii=False).encode("utf-8"),
+                         before_replace=self.before_replace)
         return path
 
     def load(self, name: str) -> list[dict[str, Any]] | None:
@@ -147,7 +152,8 @@ class SessionStore:
             raise ConfigError(f"Cannot fork {source!r} into {new!r}: session {new!r} already exists.",
                               hint="Pick a new name, or delete the old session first.")
         record = {**record, "name": new}
-        write_atomically(target, json.dumps(record, indent=1, ensure_ascii=False).encode("utf-8"))
+        write_atomically(target, json.dumps(record, indent=1, ensure_ascii=False).encode("utf-8"),
+                         before_replace=self.before_replace)
         return target
 
     def changes(self, name: str) -> list[FileChange]:

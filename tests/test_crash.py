@@ -1,0 +1,254 @@
+"""Crash anywhere, resume, and judge the history: real CLI transcripts, the session store, planted corruptions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_controlplane import check_history
+
+# A run of the real Claude Code CLI with four model turns and three tools, resumed once: a valid transcript.
+CLAUDE_CONFTEST = '''
+import pytest
+from claude_agent_sdk import ClaudeAgentOptions
+from pytest_controlplane import ClaudeAgent, text, tool_use
+
+SCRIPT = [tool_use("Write", {"file_path": "a.txt", "content": "a"}),
+          tool_use("Bash", {"command": "echo hi >> log.txt"}),
+          tool_use("Read", {"file_path": "a.txt"}),
+          text("done")]
+
+
+@pytest.fixture
+def agent():
+    return ClaudeAgent(lambda workspace: ClaudeAgentOptions(permission_mode="bypassPermissions",
+                                                            env={"IS_SANDBOX": "1"}))
+
+
+@pytest.fixture
+def script():
+    return SCRIPT
+'''
+
+
+@pytest.fixture(scope="module")
+def real_transcript(tmp_path_factory) -> Path:
+    """A transcript written by the bundled CLI (2.1.332) for a scripted 4-turn run plus a resume."""
+    from claude_agent_sdk import ClaudeAgentOptions
+
+    from pytest_controlplane import ClaudeAgent, ModelGateway, World, text, tool_use
+    from pytest_controlplane.session import AgentSession
+
+    world = World.create(tmp_path_factory.mktemp("transcript") / "world", "real-transcript")
+    agent = ClaudeAgent(lambda workspace: ClaudeAgentOptions(permission_mode="bypassPermissions",
+                                                            env={"IS_SANDBOX": "1"}))
+    script = [tool_use("Write", {"file_path": "a.txt", "content": "a"}), tool_use("Bash", {"command": "ls"}),
+              [tool_use("Read", {"file_path": "a.txt"}), tool_use("Bash", {"command": "wc -c a.txt"})],
+              text("done"), text("resumed")]
+    with ModelGateway(script=script) as gateway:
+        session = AgentSession(agent, world, gateway, timeout=60)
+        session.run("Do the work.")
+        session.resume("And again.")
+        return session.transcript_path()
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().splitlines()
+
+
+def _entries(lines: list[str]) -> list[dict]:
+    return [json.loads(line) for line in lines]
+
+
+@pytest.mark.slow
+def test_a_real_transcript_has_no_problem(real_transcript):
+    assert check_history(real_transcript) == []
+    kinds = {e.get("type") for e in _entries(_lines(real_transcript))}
+    assert {"user", "assistant", "attachment", "queue-operation"} <= kinds  # lines of many kinds, none a problem
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("corruption", ["dropped line", "duplicated line", "orphan tool_use", "broken parentUuid",
+                                        "second root", "reordered lines"])
+def test_each_planted_corruption_is_reported_with_its_line_and_kind(real_transcript, tmp_path, corruption):
+    lines = _lines(real_transcript)
+    entries = _entries(lines)
+    with_uuid = [i for i, e in enumerate(entries) if e.get("uuid")]
+    parents = {e.get("parentUuid") for e in entries}
+    # An entry some other entry hangs from, well inside the conversation.
+    middle = next(i for i in with_uuid[len(with_uuid) // 2:] if entries[i]["uuid"] in parents)
+    child = next(i for i, e in enumerate(entries) if e.get("parentUuid") == entries[middle]["uuid"])
+    if corruption == "dropped line":
+        del lines[middle]
+        expected = ("broken-parent", child)  # the child's line moves up by one: 1-based = its old index
+    elif corruption == "duplicated line":
+        lines.insert(middle + 1, lines[middle])
+        expected = ("duplicate-uuid", middle + 2)
+    elif corruption == "orphan tool_use":
+        orphan = {**entries[middle], "type": "assistant", "uuid": "orphan-uuid", "parentUuid": entries[middle]["uuid"],
+                  "message": {"id": "msg_orphan", "role": "assistant",
+                              "content": [{"type": "tool_use", "id": "toolu_orphan", "name": "Bash",
+                                           "input": {"command": "ls"}}]}}
+        lines.append(json.dumps(orphan))
+        expected = ("unanswered-tool-use", len(lines))
+    elif corruption == "broken parentUuid":
+        lines[child] = json.dumps({**entries[child], "parentUuid": "uuid-never-written"})
+        expected = ("broken-parent", child + 1)
+    elif corruption == "second root":
+        lines[child] = json.dumps({**entries[child], "parentUuid": None})
+        expected = ("second-root", child + 1)
+    else:  # reordered: the child before its parent
+        lines[middle], lines[child] = lines[child], lines[middle]
+        expected = ("reordered", middle + 1)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join(lines) + "\n")
+    problems = check_history(broken)
+    assert (expected[0], expected[1]) in [(p.kind, p.line) for p in problems], problems
+    assert check_history(real_transcript) == []  # the original stays valid: the corruption is what is found
+
+
+def test_message_lists_are_checked_too():
+    good = [{"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a.txt"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "done"}]}]
+    assert check_history(good) == []
+    torn = good[:2] + [{"role": "user", "content": "Continue."}]
+    assert [(p.kind, p.where) for p in check_history(torn)] == [("unanswered-tool-use", "message #1")]
+    doubled = good[:3] + [good[2]] + good[3:]
+    assert [(p.kind, p.where) for p in check_history(doubled)] == [("duplicate-message", "message #3")]
+    orphan = [good[0], {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t9", "content": ""}]}]
+    assert ("orphan-tool-result", "message #1") in [(p.kind, p.where) for p in check_history(orphan)]
+
+
+CLAUDE_CRASH_TESTS = '''
+def test_every_crash_point_resumes_to_one_history(agent_session, script):
+    report = agent_session.crash_everywhere("Do the work.", script=script)
+    print(report)
+    points = [str(r.point) for r in report.results]
+    assert points == ["request 1", "request 2", "request 3", "request 4", "stream 1", "stream 2", "stream 3",
+                      "stream 4", "tool 1", "tool 2", "tool 3"]
+    # Killed inside tool 2's hooks: the stored transcript holds a tool_use with no result ...
+    killed_in_hook = next(r for r in report.results if str(r.point) == "tool 2")
+    assert "unanswered-tool-use" in [p.kind for p in killed_in_hook.before]
+    # ... and after the resume the CLI has answered it (an interruption result) and the history is whole.
+    unanswered = next(p for p in killed_in_hook.before if p.kind == "unanswered-tool-use")
+    use_id = unanswered.message.split()[1]
+    repaired = [line for line in killed_in_hook.history if use_id in line and '"tool_result"' in line]
+    print("REPAIRED", repaired[0][:400])
+    assert repaired
+    report.assert_consistent()
+'''
+
+
+@pytest.mark.slow
+def test_crash_everywhere_through_the_real_cli(pytester):
+    pytester.makeconftest(CLAUDE_CONFTEST)
+    pytester.makepyfile(test_resume=CLAUDE_CRASH_TESTS)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-s")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*11 crash point(s), 11 consistent after resume:",
+                                 "tool 2 *after the crash: line *: unanswered-tool-use: tool_use toolu_scripted_* has "
+                                 "no tool_result*",
+                                 "*resumed: consistent",
+                                 "REPAIRED *tool_result*"])
+
+
+LOOP_CONFTEST = '''
+import pytest
+from pytest_controlplane import LoopAgent
+
+
+def tools(workspace):
+    def append(path, line):
+        with open(workspace / path, "a") as out:
+            out.write(line + "\\\\n")
+        return "ok"
+
+    def read_file(path):
+        return (workspace / path).read_text()
+
+    return {"system": "", "tools": [{"name": n, "description": n, "input_schema": {"type": "object"}}
+                                    for n in ("append", "read_file")],
+            "tool_impls": {"append": append, "read_file": read_file}}
+
+
+@pytest.fixture
+def agent():
+    return LoopAgent(tools)
+'''
+
+LOOP_CRASH_TESTS = '''
+from pytest_controlplane import text, tool_use
+
+APPEND = tool_use("append", {"path": "log.txt", "line": "paid"})
+
+
+def test_the_store_resumes_from_every_crash_point(agent_session):
+    report = agent_session.crash_everywhere(
+        "Record the payment.", before=["Remember the order."],
+        script=[text("noted"), APPEND, tool_use("read_file", {"path": "log.txt"}), text("done")])
+    print(report)
+    assert "save 1" in [str(r.point) for r in report.results]  # inside the session save, before the rename
+    report.assert_consistent()
+
+
+def test_a_tool_repeated_after_the_resume_is_an_effect_done_twice(agent_session):
+    report = agent_session.crash_everywhere("Record the payment.", script=[APPEND, APPEND, text("done")])
+    print(report)
+    report.assert_consistent()
+
+
+def test_unless_the_tool_is_declared_idempotent(agent_session):
+    agent_session.crash_everywhere("Record the payment.", script=[APPEND, APPEND, text("done")],
+                                   idempotent=["append"]).assert_consistent()
+
+
+def test_a_point_the_run_never_reaches(agent_session, scripted_model):
+    scripted_model([text("done")])
+    agent_session.crash("Hello.", at="tool 1")
+'''
+
+
+def test_crash_everywhere_on_the_session_store_including_mid_save(pytester):
+    pytester.makeconftest(LOOP_CONFTEST)
+    pytester.makepyfile(test_resume=LOOP_CRASH_TESTS)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-s")
+    result.assert_outcomes(passed=2, failed=2)
+    result.stdout.fnmatch_lines(["*9 crash point(s), 9 consistent after resume:", "save 1 * after the crash: consistent",
+                                 "*resumed: consistent"])
+    result.stdout.fnmatch_lines([
+        "*HistoryInconsistent: 1 crash point(s) did not resume to one consistent history.",
+        "*request 2 *after the crash: consistent",
+        "*started over (nothing was stored): ?: effect-twice: append {\"line\": \"paid\", \"path\": \"log.txt\"} "
+        "changed log.txt before the crash and again after the resume",
+    ])
+    result.stdout.fnmatch_lines(["*ConfigError: The run never reached crash point tool 1: it passed 1 request(s), 1 "
+                                 "stream(s), 1 save(s).", "*Pick a point the run reaches*"])
+
+
+def test_assert_consistent_names_each_problem(pytester):
+    pytester.makeconftest(LOOP_CONFTEST)
+    pytester.makepyfile(test_store='''
+import json
+from pytest_controlplane import text, tool_use
+
+
+def test_torn(agent_session, scripted_model):
+    scripted_model([text("hello")])
+    agent_session.run("Hi.")
+    agent_session.assert_consistent()
+    path = agent_session.transcript_path()
+    record = json.loads(path.read_text())
+    record["messages"].append({"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "x",
+                                                                  "input": {}}]})
+    path.write_text(json.dumps(record))
+    agent_session.assert_consistent()
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*HistoryInconsistent: The session history is inconsistent:",
+                                 "*message #2: same-role-twice: two assistant messages in a row",
+                                 "*message #2: unanswered-tool-use: tool_use t1 has no tool_result in the next message"])
