@@ -265,3 +265,60 @@ def test_torn(agent_session, scripted_model):
     result.stdout.fnmatch_lines(["*HistoryInconsistent: The session history is inconsistent:",
                                  "*message #2: same-role-twice: two assistant messages in a row",
                                  "*message #2: unanswered-tool-use: tool_use t1 has no tool_result in the next message"])
+
+
+MACHINE = '''
+from hypothesis import settings
+from pytest_controlplane import LoopAgent
+from pytest_controlplane.stateful import SessionMachine
+
+
+def tools(workspace):
+    def append(path, line):
+        with open(workspace / path, "a") as out:
+            out.write(line + "\\\\n")
+        return "ok"
+
+    return {"system": "", "tools": [{"name": "append", "description": "append", "input_schema": {"type": "object"}}],
+            "tool_impls": {"append": append}}
+
+
+class StoreSessions(SessionMachine):
+    tool = ("append", {"path": "log.txt", "line": "step"})
+
+    def make_agent(self):
+        return LoopAgent(tools, loop=LOOP)
+
+
+LOOP = None
+TestStoreSessions = StoreSessions.TestCase
+TestStoreSessions.settings = settings(max_examples=15, stateful_step_count=8, deadline=None)
+'''
+
+# A loop that, from its second prompt on, saves a tool call it never answered (a torn turn).
+TORN = '''
+from pytest_controlplane import run_agentic_loop
+
+
+def LOOP(messages, **kwargs):
+    answer, history = run_agentic_loop(messages, **kwargs)
+    if len(messages) > 1:
+        history = history + [{"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"toolu_torn_{len(history)}", "name": "append", "input": {}}]}]
+    return answer, history
+'''
+
+
+def test_the_session_state_machine_holds_for_the_session_store(pytester):
+    pytester.makepyfile(test_machine=MACHINE.replace("LOOP = None\n", ""). replace("loop=LOOP", "loop=None"))
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_the_state_machine_catches_a_loop_that_saves_a_torn_turn(pytester):
+    pytester.makepyfile(test_machine=MACHINE.replace("LOOP = None\n", TORN))
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*AssertionError: session *: message #*: unanswered-tool-use: tool_use toolu_torn_* "
+                                 "has no tool_result in the next message*",
+                                 "*state.resume(session_id=sessions_0)*"])
