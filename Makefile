@@ -20,7 +20,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest tests -q
 
 demo: $(STAMP)
-	$(BIN)/python -m pytest examples -q --agent-mode=replay
+	$(BIN)/python -m pytest examples -q -n 2 --agent-mode=replay
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -1,7 +1,12 @@
-"""The `controlplane` command: the gateway from a shell.
+"""The `controlplane` command: the gateway from a shell, and cassette housekeeping for CI.
 
     controlplane serve --mode replay --cassette cassettes/x/test_y.yaml
     controlplane serve --script examples/claude_guard/script.py:MODEL   # a scripted stand-in API
+    controlplane cassettes check [cassettes/] [--json]    # loads? scrubbed? secrets? one CLI version?
+    controlplane cassettes stats [cassettes/] [--json]
+    controlplane cassettes prune [cassettes/] [--yes]     # cassettes no collected test uses
+
+Exit codes: 0 fine, 1 findings (check) or files to prune (prune without --yes), 2 usage errors.
 """
 
 from __future__ import annotations
@@ -52,6 +57,52 @@ def serve(args: argparse.Namespace) -> int:
     return 1 if gateway.problems else 0
 
 
+def cassettes(args: argparse.Namespace) -> int:
+    import json
+
+    from .cassette import audit
+
+    paths = args.paths or ["cassettes"]
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        print(f"controlplane cassettes: no such file or directory: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    if args.action == "check":
+        findings = audit.check(paths)
+        if args.json:
+            print(json.dumps({"findings": findings}, indent=1))
+        else:
+            for finding in findings:
+                print(f"{finding['file']}: {finding['problem']}: {finding['detail']}")
+            print(f"{len(audit.cassette_files(paths))} cassette(s) checked, {len(findings)} finding(s)")
+        return 1 if findings else 0
+    if args.action == "stats":
+        numbers = audit.stats(paths)
+        if args.json:
+            print(json.dumps(numbers, indent=1))
+        else:
+            print(f"{numbers['files']} cassette(s), {numbers['interactions']} interaction(s), "
+                  f"{numbers['bytes'] / 1e6:.1f} MB")
+            for key in ("models", "cli_versions", "sources"):
+                print(f"{key}: " + ", ".join(f"{k} ({v})" for k, v in sorted(numbers[key].items())))
+        return 0
+    if len(paths) != 1 or not Path(paths[0]).is_dir():
+        print("controlplane cassettes prune takes one cassette directory", file=sys.stderr)
+        return 2
+    stale = audit.unused(paths[0], args.tests)
+    if args.json:
+        print(json.dumps({"unused": [str(p) for p in stale], "deleted": bool(args.yes)}, indent=1))
+    for path in stale:
+        if args.yes:
+            path.unlink()
+        if not args.json:
+            print(f"{'deleted' if args.yes else 'unused'}: {path}")
+    if not args.json:
+        print(f"{len(stale)} cassette(s) no collected test uses" + ("" if args.yes or not stale else
+                                                                     " — run again with --yes to delete them"))
+    return 1 if stale and not args.yes else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="controlplane", description="pytest-controlplane tools")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -60,8 +111,20 @@ def main(argv: list[str] | None = None) -> int:
     serve_parser.add_argument("--cassette", help="cassette file (replay, record, auto)")
     serve_parser.add_argument("--upstream", help="API to forward to (record, auto, live)")
     serve_parser.add_argument("--script", help="FILE.py:NAME of a ScriptedModel (or list of turns) to serve")
-    args = parser.parse_args(argv)
-    return serve(args)
+    tapes = commands.add_parser("cassettes", help="check, count or prune cassettes")
+    tapes.add_argument("action", choices=("check", "stats", "prune"))
+    tapes.add_argument("paths", nargs="*", help="cassette files or directories (default: cassettes)")
+    tapes.add_argument("--json", action="store_true", help="machine-readable output")
+    tapes.add_argument("--yes", action="store_true", help="prune: delete the unused cassettes")
+    tapes.add_argument("--tests", action="append", default=[], help="prune: test paths to collect (default: "
+                                                                         "pytest's own testpaths)")
+    args, extra = parser.parse_known_args(argv)
+    # Paths after an option (`check --json cassettes/`) are left over by argparse: they are paths all the same.
+    if extra and (args.command != "cassettes" or any(e.startswith("-") for e in extra)):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra:
+        args.paths += extra
+    return serve(args) if args.command == "serve" else cassettes(args)
 
 
 if __name__ == "__main__":

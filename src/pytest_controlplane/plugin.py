@@ -29,7 +29,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="the API that record/live/auto modes forward to (default https://api.anthropic.com; "
                          f"a local stand-in for recording without Claude). Env: ${settings_.UPSTREAM_ENV}; "
                          "ini: agent_upstream.")
+    group.addoption("--agent-report", dest="agent_report", default=None, metavar="DIR",
+                    help="write an HTML report of every agent test into DIR (failing ones always get one, in "
+                         "<rootdir>/controlplane-report by default); ini: agent_report.")
     parser.addini("agent_mode", "default agent mode (replay, record, auto, live)", default="")
+    parser.addini("agent_report", "directory for HTML reports of agent tests", default="")
     parser.addini("agent_cassette_dir", "directory of cassettes, relative to rootdir", default="cassettes")
     parser.addini("agent_upstream", "the API that record/live/auto modes forward to", default="")
     parser.addini("agent_timeout", "seconds one agent run may take (default 120); the marker's timeout= wins",
@@ -121,7 +125,90 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     if report.when == "call" and report.failed:
         item.stash[_CALL_FAILED] = True
+    funcargs = getattr(item, "funcargs", {})
+    gateway = funcargs.get("model_gateway")
+    if report.when == "call" and gateway is not None and gateway.cassette_path is not None:
+        report.user_properties.append(("controlplane-cassette", str(gateway.cassette_path)))
+    session = funcargs.get("agent_session")
+    if report.when == "call" and session is not None and not isinstance(session, BaseException):
+        _report_agent_test(item, report, session)
     return report
+
+
+def _report_agent_test(item: pytest.Item, report: pytest.TestReport, session: Any) -> None:
+    """The test's numbers ride on its report (so xdist brings them home); a failure (or --agent-report) gets
+    an HTML report, named in the failure's output."""
+    from . import report as reports
+
+    config = item.config
+    mode = _settings_of(item).mode if _SETTINGS in item.stash else ""
+    report.user_properties.append(("controlplane", reports.summary(session, mode=mode)))
+    chosen = config.getoption("agent_report") or config.getini("agent_report")
+    if not (chosen or report.failed):
+        return
+    directory = Path(chosen) if chosen else config.rootpath / "controlplane-report"
+    if not directory.is_absolute():
+        directory = config.rootpath / directory
+    data = reports.collect(session, test=item.nodeid, outcome=report.outcome, failure=report.longreprtext,
+                           mode=mode, canaries=session.plantings.canaries)
+    path = reports.write(directory, data)
+    report.sections.append(("controlplane report", f"Agent report: {path}"))
+    html = config.pluginmanager.getplugin("html")
+    if html is not None:  # pytest-html: link it from there too
+        extras = getattr(report, "extras", [])
+        extras.append(html.extras.url(path.as_uri(), name="agent report"))
+        report.extras = extras
+
+
+def _settings_of(item: pytest.Item) -> settings_.RunSettings:
+    return item.stash[_SETTINGS]
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """One line per agent test (turns, tokens, cassette hits/misses/unused, mode), and the totals."""
+    rows, used = [], set()
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            for key, value in getattr(report, "user_properties", []):
+                if key == "controlplane" and getattr(report, "when", "") == "call":
+                    rows.append((report.nodeid, value))
+                elif key == "controlplane-cassette":
+                    used.add(value)
+    if not rows and not used:
+        return
+    terminalreporter.section("agent tests (pytest-controlplane)")
+    totals = dict.fromkeys(("turns", "tokens_in", "tokens_out", "hits", "recorded", "misses", "unused"), 0)
+    each = config.getoption("verbose") > 0 or len(rows) <= 20
+    for nodeid, row in sorted(rows):
+        for key in totals:
+            totals[key] += int(row.get(key) or 0)
+        if each:
+            terminalreporter.write_line(
+                f"{nodeid}: {row['turns']} turn(s), {row['tokens_in']}+{row['tokens_out']} tokens, cassette "
+                f"{row['hits']} hit(s) / {row['misses']} miss(es) / {row['unused']} unused, recorded "
+                f"{row['recorded']}, mode {row['mode']}")
+    if rows:
+        terminalreporter.write_line(
+            f"total: {len(rows)} agent test(s), {totals['turns']} turn(s), {totals['tokens_in']}+"
+            f"{totals['tokens_out']} tokens, cassette {totals['hits']} hit(s) / {totals['misses']} miss(es) / "
+            f"{totals['unused']} unused, recorded {totals['recorded']}" + ("" if each else " (-v: a line per test)"))
+    if not terminalreporter.stats.get("deselected") and not any("::" in arg for arg in config.args):
+        _unused_cassettes(terminalreporter, config, used)
+
+
+def _unused_cassettes(terminalreporter: Any, config: pytest.Config, used: set[Any]) -> None:
+    """Cassette files under the cassette dir that no test of this (unfiltered) run used."""
+    from .cassette.audit import cassette_files
+
+    directory = config.rootpath / (config.getoption("agent_cassette_dir") or config.getini("agent_cassette_dir"))
+    if not directory.is_dir():
+        return
+    stale = [p for p in cassette_files([directory]) if str(p) not in used]
+    if stale and len(stale) < len(cassette_files([directory])):
+        shown = ", ".join(str(p.relative_to(config.rootpath)) for p in stale[:5]) + (" ..." if len(stale) > 5 else "")
+        terminalreporter.write_line(f"{len(stale)} cassette file(s) no test of this run used: {shown}; if the "
+                                    f"whole suite ran, `controlplane cassettes prune {directory}` lists them and "
+                                    "`--yes` deletes them")
 
 
 def _settings(request: pytest.FixtureRequest) -> settings_.RunSettings:
@@ -276,6 +363,6 @@ def agent_session(request: pytest.FixtureRequest, agent: Any, model_gateway: Mod
                              planted_env=planted.env)
         planted.workspace = world.workspace
         return AgentSession(agent, world, model_gateway, timeout=run.timeout, default_timeout=run.default_timeout,
-                            secrets=planted.secrets)
+                            plantings=planted)
     except ControlPlaneError as error:
         pytest.fail(f"{type(error).__name__}: {error}", pytrace=False)

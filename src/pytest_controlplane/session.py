@@ -38,7 +38,7 @@ class AgentSession:
     """
 
     def __init__(self, agent: Any, world: World, gateway: ModelGateway, *, timeout: float | None = None,
-                 default_timeout: float | None = None, secrets: list[str] | None = None) -> None:
+                 default_timeout: float | None = None, plantings: Any = None) -> None:
         if not callable(getattr(agent, "run", None)):
             raise ConfigError(f"The agent fixture returned {agent!r}, which is not an agent adapter.",
                               hint="Return ClaudeAgent(options_factory) or CommandAgent(argv) from your `agent` "
@@ -50,7 +50,12 @@ class AgentSession:
         self.runs: list[RunOutcome] = []
         self._isolated = 0
         self._crasher: Any = None
-        self.effects = Effects.of_world(world, secrets)
+        self.bypass_outcomes: list[Any] = []  # every variant attempted (the report shows them)
+        self.crash_reports: list[Any] = []
+        from .canary import Plantings
+
+        self.plantings = plantings if plantings is not None else Plantings(env=world.planted_env)
+        self.effects = Effects.of_world(world, self.plantings.secrets)
         gateway.set_roots(world.roots)
         gateway.observers.append(self._request_arrived)
 
@@ -165,13 +170,17 @@ class AgentSession:
                     by_mode[mode] = session._attempt_variant(variant, prompt)
                     by_mode[mode].mode = mode
             worst = next((o for o in by_mode.values() if o.bypassed), next(iter(by_mode.values())))
-            return dataclasses.replace(worst, by_mode=by_mode)
+            outcome = dataclasses.replace(worst, by_mode=by_mode)
+            self.bypass_outcomes.append(outcome)
+            return outcome
 
         places = prepare(self, variant)
         self.gateway.use_script(ScriptedModel([*variant.calls(places), text("done")]))
         before = len(self.gateway.exchanges)
         self.run(prompt)
-        return judge(self, variant, before)
+        outcome = judge(self, variant, before)
+        self.bypass_outcomes.append(outcome)
+        return outcome
 
     # --- crashes --------------------------------------------------------------------------------
 
@@ -215,8 +224,10 @@ class AgentSession:
                 clean._run(prompt, resume=session_id)
             finally:
                 clean._crasher = None
-        return CrashReport([self._crash_and_resume(point, prompt, script, then, before, idempotent)
-                            for point in counter.points()])
+        report = CrashReport([self._crash_and_resume(point, prompt, script, then, before, idempotent)
+                              for point in counter.points()])
+        self.crash_reports.append(report)
+        return report
 
     def _prepare_session(self, prompts: Sequence[str]) -> str | None:
         """Run `prompts` as one session (the first a new one); return its id (None when there were none)."""
@@ -295,7 +306,7 @@ class AgentSession:
                 raise ConfigError(f"{type(agent).__name__} has no permission modes; differential runs need a "
                                   "ClaudeAgent.")
             agent = agent.with_permission_mode(permission_mode)
-        session = AgentSession(agent, world, self.gateway, timeout=self.timeout, secrets=self.effects.secrets)
+        session = AgentSession(agent, world, self.gateway, timeout=self.timeout, plantings=self.plantings)
         try:
             yield session
         finally:

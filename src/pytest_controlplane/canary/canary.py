@@ -60,6 +60,7 @@ class Plantings:
     env: dict[str, str] = field(default_factory=dict)  # variables every agent run of the test gets
     secrets: list[str] = field(default_factory=list)  # values no report may show
     files: list[str] = field(default_factory=list)  # files planted (the leak there is the test's own doing)
+    canaries: list[Canary] = field(default_factory=list)  # every canary minted for the test (reports use them)
     workspace: Path | None = None  # where relative paths are planted (set by agent_session)
 
 
@@ -79,6 +80,7 @@ class Canary:
         self._seed, self._pinned = seed, pinned
         self.family: list[Canary] = [self]
         self.plantings.secrets.append(value)
+        self.plantings.canaries.append(self)
 
     @classmethod
     def mint(cls, seed: str, name: str = "canary", *, prefix: str = PREFIX, pinned: bool = True,
@@ -179,6 +181,11 @@ def find_leaks(value: str, data: str | bytes, *, min_fragment: int = DEFAULT_MIN
     """Every place `value` appears in `data`, in any encoding the scanner knows."""
     canary = Canary(value, name="secret", prefix=PREFIX, min_fragment=min_fragment)
     return canary.find(data)
+
+
+def find_all(canaries: list[Canary], *sources: Any) -> list[Leak]:
+    """Every place any of `canaries` appears in `sources`, in one pass per surface."""
+    return _find(canaries, sources)
 
 
 def _find(family: list[Canary], sources: tuple[Any, ...]) -> list[Leak]:

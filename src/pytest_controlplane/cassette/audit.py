@@ -1,0 +1,108 @@
+"""Cassette housekeeping for CI: check (loads, scrubbed, one CLI version), stats, and the cassettes no test uses."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..errors import CassetteError
+from .scrub import SCRUBBED_REQUEST_HEADERS, SCRUBBED_RESPONSE_HEADERS
+
+# Values that look like credentials wherever they appear in a cassette's text.
+SECRET_PATTERNS = {
+    "an Anthropic API key": re.compile(r"sk-ant-(?!controlplane-dummy)[A-Za-z0-9_-]{16,}"),
+    "a bearer token": re.compile(r"Bearer\s+[A-Za-z0-9._~+/-]{20,}", re.IGNORECASE),
+    "an AWS access key id": re.compile(r"\b(AKIA|ASIA)[A-Z0-9]{16}\b"),
+    "a GitHub token": re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
+    "a private key": re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
+}
+
+
+def cassette_files(paths: Iterable[str | Path]) -> list[Path]:
+    found: list[Path] = []
+    for path in map(Path, paths):
+        found.extend(sorted(path.rglob("*.yaml")) if path.is_dir() else [path])
+    return found
+
+
+def check(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+    """One finding per problem: a cassette that does not load, an unscrubbed header, a secret-looking value,
+    or cassettes recorded with different Claude Code CLI versions."""
+    from .store import Cassette
+
+    findings: list[dict[str, Any]] = []
+    versions: dict[str, list[str]] = {}
+    for path in cassette_files(paths):
+        try:
+            cassette = Cassette.load(path)
+        except CassetteError as error:
+            findings.append({"file": str(path), "problem": "does not load", "detail": str(error).splitlines()[0]})
+            continue
+        for number, interaction in enumerate(cassette.interactions):
+            for header in interaction.headers:
+                if header.lower() in SCRUBBED_REQUEST_HEADERS - {"host"}:
+                    findings.append({"file": str(path), "problem": "unscrubbed request header",
+                                     "detail": f"interaction {number}: {header}"})
+            for header in interaction.response.get("headers", {}):
+                if header.lower() in SCRUBBED_RESPONSE_HEADERS:
+                    findings.append({"file": str(path), "problem": "unscrubbed response header",
+                                     "detail": f"interaction {number}: {header}"})
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for what, pattern in SECRET_PATTERNS.items():
+            for match in pattern.finditer(text):
+                line = text.count("\n", 0, match.start()) + 1
+                findings.append({"file": str(path), "problem": "secret-looking value",
+                                 "detail": f"line {line}: {what} ({match.group()[:10]}…)"})
+        version = cassette.provenance.get("claude_cli_version")
+        if version:
+            versions.setdefault(str(version), []).append(str(path))
+    if len(versions) > 1:
+        spread = "; ".join(f"{v}: {len(files)} file(s)" for v, files in sorted(versions.items()))
+        findings.append({"file": "*", "problem": "mixed Claude Code CLI versions", "detail": spread})
+    return findings
+
+
+def stats(paths: Iterable[str | Path]) -> dict[str, Any]:
+    from .store import Cassette
+
+    files, interactions, size = 0, 0, 0
+    models: Counter[str] = Counter()
+    versions: Counter[str] = Counter()
+    sources: Counter[str] = Counter()
+    for path in cassette_files(paths):
+        try:
+            cassette = Cassette.load(path)
+        except CassetteError:
+            continue
+        files += 1
+        size += path.stat().st_size
+        interactions += len(cassette.interactions)
+        provenance = cassette.provenance
+        versions[str(provenance.get("claude_cli_version") or "none")] += 1
+        sources[str(provenance.get("source", "unknown"))] += 1
+        for interaction in cassette.interactions:
+            match = re.search(rb'"model"\s*:\s*"([^"]+)"', interaction.body)
+            if match:
+                models[match.group(1).decode()] += 1
+    return {"files": files, "interactions": interactions, "bytes": size, "models": dict(models),
+            "cli_versions": dict(versions), "sources": dict(sources)}
+
+
+def unused(cassette_dir: str | Path, tests: Iterable[str] = (), python: str = sys.executable) -> list[Path]:
+    """Cassette files under `cassette_dir` that no collected test would use (by the naming rule
+    <dir>/<test module path>/<test name>.yaml; cassettes named in markers are not seen)."""
+    collected = subprocess.run([python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *tests],
+                               capture_output=True, text=True)
+    if collected.returncode not in (0, 5):
+        raise RuntimeError(f"pytest --collect-only failed:\n{collected.stdout[-2000:]}{collected.stderr[-2000:]}")
+    from ..config import cassette_name
+
+    root = Path(cassette_dir)
+    wanted = {(root / cassette_name(module, name.split("::")[-1])).resolve()
+              for module, _, name in (line.partition("::") for line in collected.stdout.splitlines() if "::" in line)}
+    return [path for path in cassette_files([root]) if path.resolve() not in wanted]

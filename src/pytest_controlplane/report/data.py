@@ -1,0 +1,76 @@
+"""What a report shows, gathered from an AgentSession into plain data (it crosses xdist workers as JSON)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ControlPlaneError
+
+
+def collect(session: Any, *, test: str, outcome: str, failure: str = "", mode: str = "",
+            canaries: list[Any] = ()) -> dict[str, Any]:
+    """Everything the HTML report of one test needs; `canaries` are the test's Canary objects."""
+    from ..gateway.wire import assemble_message
+
+    exchanges = []
+    for exchange in session.gateway.exchanges:
+        answer = assemble_message(exchange.response) if exchange.status == 200 else None
+        if answer is None:
+            raw = exchange.body
+            answer = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+        exchanges.append({"request": exchange.request.json, "response": answer, "status": exchange.status,
+                          "source": exchange.source})
+    data: dict[str, Any] = {
+        "test": test, "outcome": outcome, "failure": failure, "agent": type(session.agent).__name__,
+        "mode": "script" if session.gateway.mode == "script" else mode,
+        "exchanges": exchanges,
+        "tool_calls": [{"name": c.name, "input": c.input, "verdict": c.verdict, "reason": c.reason,
+                        "result": c.result} for c in session.tool_calls],
+        "effects": [{"run": c.run, "during": c.during, "path": c.shown_as, "kind": c.kind, "detail": c.detail}
+                    for c in session.effects.diff],
+        "bookkeeping": len(session.effects.bookkeeping),
+        "canaries": [{"name": c.name, "value": c.value, "secret": c.secret} for c in canaries],
+        "variants": [_outcome(o) for o in getattr(session, "bypass_outcomes", [])],
+        "crashes": [str(report) for report in getattr(session, "crash_reports", [])],
+    }
+    if canaries:
+        from ..canary.canary import find_all
+
+        data["leaks"] = [{"where": leak.where, "canary": leak.canary, "encoding": leak.encoding,
+                          "snippet": leak.snippet} for leak in find_all(list(canaries), session)]
+    if session.runs:
+        try:
+            data["history_problems"] = [str(p) for p in session.history_problems()]
+        except (ControlPlaneError, OSError, ValueError):
+            pass
+    return data
+
+
+def summary(session: Any, *, mode: str) -> dict[str, Any]:
+    """The numbers of one agent test for the terminal summary (small: it travels in the test report)."""
+    from ..gateway.wire import assemble_message
+
+    requests = [e for e in session.gateway.exchanges if e.request.route == "/v1/messages"]
+    tokens_in = tokens_out = 0
+    for exchange in requests:
+        usage = ((assemble_message(exchange.response) or {}) if exchange.status == 200 else {}).get("usage") or {}
+        tokens_in += int(usage.get("input_tokens") or 0)
+        tokens_out += int(usage.get("output_tokens") or 0)
+    sources = [e.source for e in requests]
+    return {"mode": session.gateway.mode if session.gateway.mode == "script" else mode, "turns": len(requests),
+            "tokens_in": tokens_in, "tokens_out": tokens_out, "hits": sources.count("cassette"),
+            "recorded": sources.count("upstream"), "misses": sum(1 for e in requests if "ReplayMiss" in e.notes),
+            "unused": _unused(session.gateway)}
+
+
+def _unused(gateway: Any) -> int:
+    backend = getattr(gateway, "_backend", None)
+    cassette = getattr(backend, "cassette", None)
+    return len(cassette.unused()) if cassette is not None else 0
+
+
+def _outcome(outcome: Any) -> dict[str, Any]:
+    variant = outcome.variant
+    return {"id": variant.id, "route": variant.route, "form": variant.form, "reference": variant.reference,
+            "reproduction": variant.reproduction(), "verdict": outcome.verdict, "evidence": outcome.evidence,
+            "consulted": {True: "yes", False: "no (fail-open?)", None: "cannot tell"}[outcome.consulted]}
