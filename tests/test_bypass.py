@@ -140,8 +140,9 @@ def test_escape(agent_session, bypass_variants):
 '''
 
 
-def test_each_family_is_judged_by_its_effect(shell_suite):
-    result = shell_suite(READ_AND_EXEC, "")  # no guard at all: everything gets through
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_each_family_is_judged_by_its_effect(shell_suite, workers):
+    result = shell_suite(READ_AND_EXEC, "", *workers)  # no guard at all: everything gets through
     result.assert_outcomes(failed=9)
     result.stdout.fnmatch_lines([
         "*BypassSucceeded: Bypass variant bash-base64:relative got through: read '.env' by Bash base64, relative*",

@@ -98,16 +98,16 @@ def test_claude_writes_note(model_gateway):
 
 
 def record_then_replay(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                       conversation, passed: int) -> tuple[Path, Path]:
+                       conversation, passed: int, *args: str) -> tuple[Path, Path]:
     recorded, replayed = tmp_path / "recorded", tmp_path / "replayed"
     with StandIn(conversation, api_key=API_KEY) as api:
         monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
         monkeypatch.setenv("RUN_ROOT", str(recorded))
-        pytester.runpytest("--agent-mode=record", f"--agent-upstream={api.url}").assert_outcomes(passed=passed)
+        pytester.runpytest("--agent-mode=record", f"--agent-upstream={api.url}", *args).assert_outcomes(passed=passed)
         assert len(api.requests) == 2 * passed
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     monkeypatch.setenv("RUN_ROOT", str(replayed))
-    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=passed)  # replay: the stand-in is gone
+    pytester.runpytest("-p", "no:cacheprovider", *args).assert_outcomes(passed=passed)  # replay: no stand-in
     return recorded, replayed
 
 
@@ -129,10 +129,12 @@ def assert_same_responses(recorded: dict, replayed: dict) -> None:
             assert after.replace(replayed["workspace"], "<WS>") == before.replace(recorded["workspace"], "<WS>")
 
 
-def test_anthropic_sdk_record_then_replay(pytester, monkeypatch, tmp_path):
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_anthropic_sdk_record_then_replay(pytester, monkeypatch, tmp_path, workers):
     pytester.makepyfile(test_agent=SDK_AGENT)
     recorded, replayed = record_then_replay(
-        pytester, monkeypatch, tmp_path, two_turn_tool_conversation("write_note", "path", {"text": "hello"}), 2)
+        pytester, monkeypatch, tmp_path, two_turn_tool_conversation("write_note", "path", {"text": "hello"}), 2,
+        *workers)
     for kind in ("False", "True"):
         before = json.loads((recorded / f"exchanges-{kind}.json").read_text())
         after = json.loads((replayed / f"exchanges-{kind}.json").read_text())
@@ -221,3 +223,21 @@ def test_agent_session_replays_twice_elsewhere_with_identical_requests(pytester,
     assert bodies[1] == bodies[2], "two replays sent different requests"
     assert bodies[0] == bodies[1], "the replay sent other requests than the recording"
     assert cassette.read_bytes() == recorded_bytes  # replay never writes
+
+
+def test_a_token_budget_stops_calls_to_the_real_api(pytester, monkeypatch, tmp_path):
+    """Record against the (stand-in) API with --agent-max-tokens: once spent, the gateway refuses to call it."""
+    pytester.makepyfile(test_agent=SDK_AGENT)
+    monkeypatch.setenv("RUN_ROOT", str(tmp_path / "run"))
+    with StandIn(two_turn_tool_conversation("write_note", "path", {"text": "hello"}), api_key=API_KEY) as api:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
+        result = pytester.runpytest("--agent-mode=record", f"--agent-upstream={api.url}", "--agent-max-tokens=1",
+                                    "-p", "no:cacheprovider")
+        assert len(api.requests) == 1  # the first call spent the budget; nothing after it reached the API
+    result.assert_outcomes(failed=2, errors=2)  # the agent gets a 403 in the test; teardown says why
+    result.stdout.fnmatch_lines([
+        "*BudgetExceeded: The run has used * tokens (≈$* at list prices) of its budget of 1 tokens: the gateway no "
+        "longer calls the real API.",
+        "*Raise --agent-max-tokens / --agent-budget-usd*",
+    ])
+    assert not (pytester.path / "cassettes").exists() or not list((pytester.path / "cassettes").rglob("*.yaml"))

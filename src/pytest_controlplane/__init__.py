@@ -65,6 +65,7 @@ _EXPORTS = {
     "ScriptExhausted": "pytest_controlplane.errors",
     "UnusedScriptTurns": "pytest_controlplane.errors",
     "MissingApiKey": "pytest_controlplane.errors",
+    "BudgetExceeded": "pytest_controlplane.errors",
     "UpstreamError": "pytest_controlplane.errors",
     "AgentError": "pytest_controlplane.errors",
     "SessionError": "pytest_controlplane.errors",
@@ -108,7 +109,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .session import AgentSession
     from .cassette.store import Cassette
     from .errors import (AgentError, CassetteCorrupt, CassetteError, CassetteNotFound, CassetteVersionMismatch,
-                         ConfigError, ControlPlaneError, GatewayError, MissingApiKey, ReplayMiss, ScriptExhausted,
+                         ConfigError, ControlPlaneError, BudgetExceeded, GatewayError, MissingApiKey, ReplayMiss, ScriptExhausted,
                          SessionCorrupt, SessionError, SessionFormatError, SessionNotFound, StaleSession,
                          UnusedInteractions, UnusedScriptTurns, UpstreamError)
     from .gateway.scripted import ScriptedModel, text, tool_use

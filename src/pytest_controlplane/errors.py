@@ -12,6 +12,7 @@
     │   ├── ScriptExhausted        the scripted model ran out of turns
     │   ├── UnusedScriptTurns      scripted turns the agent never asked for
     │   ├── MissingApiKey          record/live mode without ANTHROPIC_API_KEY
+    │   ├── BudgetExceeded         record/live: the run has used its token or dollar budget
     │   └── UpstreamError          the upstream API could not be reached or failed
     ├── AgentError                 the agent under test crashed, hung or never called the model
     └── SessionError               (.path) a saved agent session could not be used
@@ -88,6 +89,10 @@ class UnusedScriptTurns(GatewayError):
 
 class MissingApiKey(GatewayError):
     """Record or live mode without an API key to forward."""
+
+
+class BudgetExceeded(GatewayError):
+    """Record/live: the run has used its --agent-max-tokens / --agent-budget-usd; the real API is not called."""
 
 
 class UpstreamError(GatewayError):

@@ -32,7 +32,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agent-report", dest="agent_report", default=None, metavar="DIR",
                     help="write an HTML report of every agent test into DIR (failing ones always get one, in "
                          "<rootdir>/controlplane-report by default); ini: agent_report.")
+    group.addoption("--agent-max-tokens", dest="agent_max_tokens", default=None, type=int, metavar="N",
+                    help="record/auto/live: stop calling the real API once the run has used N tokens; ini: "
+                         "agent_max_tokens.")
+    group.addoption("--agent-budget-usd", dest="agent_budget_usd", default=None, type=float, metavar="USD",
+                    help="record/auto/live: stop calling the real API once the run has spent about USD (list "
+                         "prices); ini: agent_budget_usd.")
     parser.addini("agent_mode", "default agent mode (replay, record, auto, live)", default="")
+    parser.addini("agent_max_tokens", "token budget of a record/live run against the real API", default="")
+    parser.addini("agent_budget_usd", "dollar budget (list prices) of a record/live run", default="")
     parser.addini("agent_report", "directory for HTML reports of agent tests", default="")
     parser.addini("agent_cassette_dir", "directory of cassettes, relative to rootdir", default="cassettes")
     parser.addini("agent_upstream", "the API that record/live/auto modes forward to", default="")
@@ -250,7 +258,7 @@ def model_gateway(request: pytest.FixtureRequest) -> Iterator[ModelGateway]:
         if script is not None and not isinstance(script, ScriptedModel):
             script = ScriptedModel(script)
         gateway = ModelGateway(mode=run.mode, cassette=run.cassette, upstream=run.upstream, script=script,
-                               record_command=run.record_command)
+                               record_command=run.record_command, budget=_budget(request))
         gateway.open()
     except ControlPlaneError as error:
         pytest.fail(str(error), pytrace=False)
@@ -264,6 +272,26 @@ def model_gateway(request: pytest.FixtureRequest) -> Iterator[ModelGateway]:
         gateway.check(allow_unused=run.allow_unused or request.node.stash.get(_CALL_FAILED, False))
     except ControlPlaneError as error:
         pytest.fail(f"{type(error).__name__}: {error}", pytrace=False)
+
+
+def _budget(request: pytest.FixtureRequest) -> Any:
+    """The run's budget, if one is set: one ledger for the whole run, xdist workers included."""
+    config = request.config
+    tokens = config.getoption("agent_max_tokens") or config.getini("agent_max_tokens") or None
+    usd = config.getoption("agent_budget_usd") or config.getini("agent_budget_usd") or None
+    if tokens is None and usd is None:
+        return None
+    from .gateway.budget import Budget
+
+    # Every xdist worker's basetemp sits in the same run directory: the ledger lives there.
+    run_dir = request.getfixturevalue("tmp_path_factory").getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run_dir = run_dir.parent
+    try:
+        return Budget(run_dir / "controlplane-budget.json", max_tokens=int(tokens) if tokens else None,
+                      max_usd=float(usd) if usd else None)
+    except ValueError as error:
+        raise ConfigError(f"agent_max_tokens / agent_budget_usd must be numbers: {error}") from None
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from ..errors import (
 )
 from .normalize import Templater
 from .scripted import SOURCE, SOURCE_HEADER, ScriptedModel
-from .wire import HOP_BY_HOP, Exchange, ModelRequest, header_value
+from .wire import HOP_BY_HOP, Exchange, ModelRequest, assemble_message, header_value
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 CASSETTE_FORMAT = 1
@@ -72,8 +72,9 @@ class CassetteBackend:
     """replay / record / auto / live: a cassette, the upstream API, or both."""
 
     def __init__(self, mode: str, cassette: Path | None, upstream: str, api_key: str | None,
-                 templater: Templater, record_command: str) -> None:
+                 templater: Templater, record_command: str, budget: Any = None) -> None:
         self.mode = mode
+        self.budget = budget
         self.path = cassette
         self.upstream = upstream.rstrip("/")
         self.api_key = api_key
@@ -139,6 +140,8 @@ class CassetteBackend:
             hint=f"If the agent changed on purpose, re-record: {self.record_command}")
 
     def _forward(self, request: ModelRequest) -> Exchange:
+        if self.budget is not None:
+            self.budget.check()
         url = urlsplit(self.upstream)
         connection_class = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _FORWARD_DROPPED}
@@ -167,6 +170,10 @@ class CassetteBackend:
         response = {"status": {"code": upstream.status, "message": upstream.reason},
                     "headers": response_headers, "body": {"string": body}}
         exchange = Exchange(request, response, "upstream")
+        if self.budget is not None and upstream.status == 200:
+            answer = assemble_message(response) or {}
+            self.budget.charge(str(answer.get("model") or (request.json or {}).get("model") or ""),
+                               answer.get("usage") or {})
         if self.cassette is not None and self.mode != "live":
             exchange.interaction = self._store(request, response, secrets=[self.api_key, agent_key])
         return exchange

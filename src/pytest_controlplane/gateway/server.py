@@ -40,7 +40,9 @@ class ModelGateway:
         roots: dict[str, str | PathLike[str]] | None = None,
         api_key: str | None = None,
         record_command: str = "run again with `--agent-mode=record` (pytest) or mode='record'",
+        budget: Any = None,
     ) -> None:
+        """`budget`: a gateway.budget.Budget that record/auto/live calls to the upstream API count against."""
         if mode not in MODES:
             raise ConfigError(f"Unknown gateway mode {mode!r}; valid modes: {', '.join(MODES)}.")
         if mode == "script" and script is None:
@@ -52,6 +54,7 @@ class ModelGateway:
         self.upstream = upstream or DEFAULT_UPSTREAM
         self.api_key = api_key if api_key is not None else api_key_from_env()
         self.record_command = record_command
+        self.budget = budget
         self.templater = Templater(roots)
         self.exchanges: list[Exchange] = []
         # Called with each request as it arrives, before it is answered (the effects oracle snapshots there);
@@ -100,7 +103,7 @@ class ModelGateway:
             self.use_script(self._script)
         else:
             self._backend = CassetteBackend(self.mode, self.cassette_path, self.upstream, self.api_key,
-                                            self.templater, self.record_command)
+                                            self.templater, self.record_command, self.budget)
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.gateway = self
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), name="controlplane-gateway",
