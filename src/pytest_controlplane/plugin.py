@@ -200,7 +200,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             f"total: {len(rows)} agent test(s), {totals['turns']} turn(s), {totals['tokens_in']}+"
             f"{totals['tokens_out']} tokens, cassette {totals['hits']} hit(s) / {totals['misses']} miss(es) / "
             f"{totals['unused']} unused, recorded {totals['recorded']}" + ("" if each else " (-v: a line per test)"))
-    if not terminalreporter.stats.get("deselected") and not any("::" in arg for arg in config.args):
+    if not terminalreporter.stats.get("deselected") and not config.option.file_or_dir:  # the whole suite ran
         _unused_cassettes(terminalreporter, config, used)
 
 

@@ -1,7 +1,8 @@
 """A cassette: vcrpy's YAML format, read and written through vcrpy's own serializer.
 
-On top of vcrpy it adds what an agent suite needs: an index by normalised-request hash (a
-request is matched in O(1), a diff is built only on a miss), atomic saves, strict errors for a
+On top of vcrpy it adds what an agent suite needs: request bodies stored as deltas of the one
+before (linear size, see `delta`), an index by normalised-request hash (a request is matched in
+O(1), a diff is built only on a miss), atomic saves, strict errors for a
 missing or corrupt file (vcrpy treats a corrupt file as empty and may overwrite it), and the
 recording's provenance in the cassette's ``metadata``.
 """
@@ -18,6 +19,7 @@ from urllib.parse import urlsplit
 from ..atomic import write_atomically
 from ..errors import CassetteCorrupt, CassetteNotFound
 from ..gateway.normalize import match_key, pretty
+from . import delta
 
 METADATA_KEY = "controlplane"
 
@@ -73,14 +75,17 @@ class Cassette:
                 f"Cassette {path} cannot be loaded: {type(error).__name__}: {error}".rstrip(),
                 path=path, hint=fix) from error
         interactions = []
+        raw_bodies = [r.body.encode() if isinstance(r.body, str) else (r.body or b"") for r in requests]
+        try:
+            bodies = delta.decode(raw_bodies)
+        except ValueError as error:
+            raise CassetteCorrupt(f"Cassette {path}: {error}.", path=path, hint=fix) from error
         for number, (request, response) in enumerate(zip(requests, responses, strict=True)):
             if not isinstance(response, dict) or "status" not in response or "body" not in response:
                 raise CassetteCorrupt(f"Cassette {path}: interaction {number} has no usable response.",
                                       path=path, hint=fix)
-            body = request.body
-            body = body.encode() if isinstance(body, str) else (body or b"")
             headers = {k: list(v) if isinstance(v, list) else [v] for k, v in request.headers.items()}
-            interactions.append(Interaction(request.method, request.uri, body, headers, response))
+            interactions.append(Interaction(request.method, request.uri, bodies[number], headers, response))
         metadata = rest[0] if rest else {}
         return cls(path, interactions, metadata if isinstance(metadata, dict) else {})
 
@@ -137,8 +142,10 @@ class Cassette:
         from vcr.serialize import serialize
         from vcr.serializers import yamlserializer
 
-        requests = [Request(i.method, i.uri, i.body, {k: v[0] if len(v) == 1 else v for k, v in i.headers.items()})
-                    for i in self.interactions]
+        # Bodies are stored as deltas of earlier ones where that is smaller (see cassette.delta): linear size.
+        bodies = delta.encode([i.body for i in self.interactions])
+        requests = [Request(i.method, i.uri, body, {k: v[0] if len(v) == 1 else v for k, v in i.headers.items()})
+                    for i, body in zip(self.interactions, bodies, strict=True)]
         data = {"requests": requests, "responses": [i.response for i in self.interactions]}
         if self.metadata:
             data["metadata"] = self.metadata

@@ -25,7 +25,7 @@ from .scripted import SOURCE, SOURCE_HEADER, ScriptedModel
 from .wire import HOP_BY_HOP, Exchange, ModelRequest, assemble_message, header_value
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
-CASSETTE_FORMAT = 1
+CASSETTE_FORMAT = 2  # 2: request bodies may be deltas (cassette.delta); 1 still loads
 _FORWARD_DROPPED = frozenset({"host", "accept-encoding", "x-api-key", "authorization"}) | HOP_BY_HOP
 
 

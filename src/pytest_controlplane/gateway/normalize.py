@@ -13,6 +13,7 @@ Two jobs:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -152,19 +153,50 @@ def _normalise(value: Any) -> Any:
     if isinstance(value, list):
         return [_normalise(v) for v in value]
     if isinstance(value, str):
-        for pattern, replacement in _VARYING_TEXT:
-            value = pattern.sub(replacement, value)
-        return value
+        return _normalise_text(value)
+    return value
+
+
+@functools.lru_cache(maxsize=65536)
+def _normalise_text(value: str) -> str:
+    # Every request resends the same system prompt, tool descriptions and history: each string once.
+    for pattern, replacement in _VARYING_TEXT:
+        value = pattern.sub(replacement, value)
     return value
 
 
 def normalised_body(body: bytes) -> Any:
     """The request body with everything that varies between identical runs removed."""
+    text = body.decode("utf-8", "replace") if body else "null"
+    if not text.startswith('{"') or '"messages"' not in text:
+        try:
+            return _normalise(json.loads(text))
+        except ValueError:
+            return text
+    # A Messages API body: the varying text is replaced in the raw JSON (one pass, not one per string), and
+    # the marks are dropped where the API puts them — a walk of the top two levels, not of every node.
+    for pattern, replacement in _VARYING_TEXT:
+        text = pattern.sub(replacement, text)
     try:
-        data = json.loads(body or b"null")
+        data = json.loads(text)
     except ValueError:
-        return body.decode("utf-8", "replace")
-    return _normalise(data)
+        return text
+    if not isinstance(data, dict):
+        return _normalise(data)
+    data.pop("metadata", None)
+    for key in ("system", "tools", "messages"):
+        if isinstance(data.get(key), list):
+            data[key] = [_unmarked(item) for item in data[key]]
+    return data
+
+
+def _unmarked(item: Any) -> Any:
+    if not isinstance(item, dict):
+        return item
+    item = {k: v for k, v in item.items() if k != "cache_control"}
+    if isinstance(item.get("content"), list):
+        item["content"] = [_unmarked(block) for block in item["content"]]
+    return item
 
 
 def match_key(method: str, route: str, body: bytes) -> str:

@@ -106,7 +106,7 @@ class ModelGateway:
                                             self.templater, self.record_command, self.budget)
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.gateway = self
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), name="controlplane-gateway",
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.005,), name="controlplane-gateway",
                                         daemon=True)
         self._thread.start()
 

@@ -1,0 +1,137 @@
+"""Replay time and cassette size against the number of turns: ours vs plain vcrpy (pytest-recording's defaults).
+
+    python bench/cassette_scaling.py [N ...]        # default 5 20 100 300
+
+An in-process agent loop on the anthropic SDK sends the Claude Code CLI's real system prompt and
+tool definitions (~42 KB, taken from this repo's cassettes) with every request and makes N tool
+calls, one per turn, each returning ~1.5 KB (as a file read does), before answering.  A scripted stand-in API answers while recording.  Then:
+
+- bare:  the same loop against the live stand-in (what the agent itself costs);
+- ours:  replayed through ModelGateway from our cassette (delta bodies, index on the normalised body);
+- vcrpy: replayed by vcrpy's use_cassette with pytest-recording's default configuration (record_mode
+         "none" on replay, vcrpy's default matchers: method, scheme, host, port, path, query).
+
+"unique" is what any cassette must hold: the system prompt and tools once, each message once, each
+response once.  Medians of 3 replays.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anthropic
+import vcr as vcrpy
+import yaml
+
+from pytest_controlplane import ModelGateway, ScriptedModel, text, tool_use
+
+REPO = Path(__file__).parent.parent
+
+
+def cli_prompt() -> tuple[object, list]:
+    """The system prompt and tools of a real Claude Code CLI 2.1.332 request, from the example cassettes."""
+    cassette = REPO / "cassettes/examples/claude_guard/test_guard/test_ordinary_note_is_written.yaml"
+    body = yaml.safe_load(cassette.read_text())["interactions"][0]["request"]["body"]
+    request = json.loads(body if isinstance(body, str) else body["string"])
+    return request["system"], request["tools"]
+
+
+def run_loop(client: anthropic.Anthropic, system: object, tools: list, turns: int) -> int:
+    messages = [{"role": "user", "content": "Go through the log, one line at a time."}]
+    requests = 0
+    while True:
+        reply = client.messages.create(model="claude-sonnet-5-5", max_tokens=256, system=system, tools=tools,
+                                       messages=messages)
+        requests += 1
+        content = [b.model_dump(exclude_none=True, include={"type", "text", "id", "name", "input"})
+                   for b in reply.content]
+        messages.append({"role": "assistant", "content": content})
+        calls = [b for b in reply.content if b.type == "tool_use"]
+        if not calls:
+            return requests
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": c.id, "content": tool_output(requests)} for c in calls]})
+
+
+def tool_output(number: int) -> str:
+    """What a Read returns: ~1.5 KB of numbered lines, different each time."""
+    return "".join(f"{i:>6}\t{number:04d}: event {i * number % 977} handled in {i * 7 % 113} ms\n" for i in range(40))
+
+
+def script(turns: int) -> ScriptedModel:
+    return ScriptedModel([tool_use("Read", {"file_path": f"log/{i}.txt"}) for i in range(turns)]
+                         + [text("All lines read.")])
+
+
+def unique_bytes(cassette: Path) -> int:
+    """System and tools once, each message once, each response once (from the recorded cassette)."""
+    from pytest_controlplane import Cassette
+
+    loaded = Cassette.load(cassette)
+    last = json.loads(loaded.interactions[-1].body)
+    once = len(json.dumps(last["system"])) + len(json.dumps(last["tools"])) + len(json.dumps(last["messages"]))
+    return once + sum(len(i.response["body"]["string"] or b"") for i in loaded.interactions)
+
+
+def timed(function) -> float:
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start
+
+
+def measure(turns: int, system: object, tools: list, root: Path) -> dict:
+    ours, theirs = root / f"ours-{turns}.yaml", root / f"vcrpy-{turns}.yaml"
+    with ModelGateway(script=script(turns)) as standin:
+        url = standin.base_url
+        client = anthropic.Anthropic(base_url=url, api_key="bench", max_retries=0)
+        with ModelGateway(mode="record", cassette=ours, upstream=url, api_key="bench") as recorder:
+            run_loop(anthropic.Anthropic(base_url=recorder.base_url, api_key="bench", max_retries=0), system, tools,
+                     turns)
+        standin.use_script(script(turns))
+        recorder_vcr = vcrpy.VCR(record_mode="once", path_transformer=vcrpy.VCR.ensure_suffix(".yaml"))
+        with recorder_vcr.use_cassette(str(theirs)):
+            run_loop(client, system, tools, turns)
+        bare = []
+        for _ in range(3):
+            standin.use_script(script(turns))
+            bare.append(timed(lambda: run_loop(client, system, tools, turns)))
+
+    def replay_ours() -> None:
+        with ModelGateway(mode="replay", cassette=ours) as gateway:
+            run_loop(client.with_options(base_url=gateway.base_url), system, tools, turns)
+
+    def replay_vcrpy() -> None:
+        player = vcrpy.VCR(record_mode="none", path_transformer=vcrpy.VCR.ensure_suffix(".yaml"))
+        with player.use_cassette(str(theirs)):
+            run_loop(client, system, tools, turns)  # the stand-in is gone: vcrpy must answer
+
+    ours_times = [timed(replay_ours) for _ in range(3)]
+    vcr_times = [timed(replay_vcrpy) for _ in range(3)]
+    requests = turns + 1
+    return {"turns": turns, "requests": requests, "bare": statistics.median(bare),
+            "ours": statistics.median(ours_times), "vcrpy": statistics.median(vcr_times),
+            "ours_bytes": ours.stat().st_size, "vcrpy_bytes": theirs.stat().st_size, "unique": unique_bytes(ours)}
+
+
+def main() -> None:
+    sizes = [int(a) for a in sys.argv[1:]] or [5, 20, 100, 300]
+    system, tools = cli_prompt()
+    print(f"{'N':>4} {'bare s':>8} {'ours s':>8} {'vcrpy s':>8} {'ours/vcrpy':>10} {'ours ms/req':>11} "
+          f"{'ours-bare ms/req':>16} {'ours KB':>9} {'vcrpy KB':>9} {'unique KB':>9} {'ours/unique':>11}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for turns in sizes:
+            r = measure(turns, system, tools, Path(tmp))
+            print(f"{r['turns']:>4} {r['bare']:>8.2f} {r['ours']:>8.2f} {r['vcrpy']:>8.2f} "
+                  f"{r['ours'] / r['vcrpy']:>10.2f} {1000 * r['ours'] / r['requests']:>11.1f} "
+                  f"{1000 * (r['ours'] - r['bare']) / r['requests']:>16.1f} {r['ours_bytes'] / 1e3:>9.0f} "
+                  f"{r['vcrpy_bytes'] / 1e3:>9.0f} {r['unique'] / 1e3:>9.0f} {r['ours_bytes'] / r['unique']:>11.2f}",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()
