@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from ..atomic import write_atomically
 from ..errors import CassetteCorrupt, CassetteNotFound
-from ..gateway.normalize import match_key, pretty
+from ..gateway.normalize import match_key, pretty, quick_key
 from . import delta
 
 METADATA_KEY = "controlplane"
@@ -49,9 +49,12 @@ class Cassette:
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._index: dict[str, list[int]] = defaultdict(list)
+        # Two indexes: a quick one on the raw body (hashing only), and the full normalised one, built on the
+        # first request the quick one misses (another client's JSON spacing, say).
+        self._quick: dict[str, list[int]] = defaultdict(list)
+        self._index: dict[str, list[int]] | None = None
         for position, interaction in enumerate(self.interactions):
-            self._index[interaction.key].append(position)
+            self._quick[quick_key(interaction.method, interaction.route, interaction.body)].append(position)
 
     # --- reading -------------------------------------------------------------------------------
 
@@ -96,6 +99,13 @@ class Cassette:
 
     def find(self, method: str, route: str, body: bytes) -> int | None:
         """The first not yet played interaction matching the request."""
+        for position in self._quick.get(quick_key(method, route, body), ()):
+            if self.interactions[position].plays == 0:
+                return position
+        if self._index is None:
+            self._index = defaultdict(list)
+            for position, interaction in enumerate(self.interactions):
+                self._index[interaction.key].append(position)
         for position in self._index.get(match_key(method, route, body), ()):
             if self.interactions[position].plays == 0:
                 return position
@@ -133,7 +143,9 @@ class Cassette:
     def add(self, interaction: Interaction) -> int:
         self.interactions.append(interaction)
         position = len(self.interactions) - 1
-        self._index[interaction.key].append(position)
+        self._quick[quick_key(interaction.method, interaction.route, interaction.body)].append(position)
+        if self._index is not None:
+            self._index[interaction.key].append(position)
         return position
 
     def save(self) -> None:
