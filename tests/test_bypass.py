@@ -3,62 +3,17 @@
 from __future__ import annotations
 
 import pytest
+import shell_agent
 
-# An agent with a shell tool and its own guard (a substring rule, as many are), so each family can be
-# judged without the Claude CLI.  GUARD names what its rule refuses.
-SHELL_AGENT = r'''#!/usr/bin/env python3
-import json, os, subprocess, sys, urllib.request
-
-GUARD = os.environ.get("GUARD", "")
-messages = [{"role": "user", "content": sys.stdin.read()}]
-tools = [{"name": "Bash", "description": "Run a shell command.", "input_schema": {
-    "type": "object", "properties": {"command": {"type": "string"}}}}]
-while True:
-    request = urllib.request.Request(
-        os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages",
-        data=json.dumps({"model": "claude-x", "max_tokens": 256, "tools": tools, "messages": messages}).encode(),
-        headers={"x-api-key": "k", "anthropic-version": "2023-06-01", "content-type": "application/json"})
-    reply = json.load(urllib.request.urlopen(request))
-    messages.append({"role": "assistant", "content": reply["content"]})
-    calls = [block for block in reply["content"] if block["type"] == "tool_use"]
-    if not calls:
-        break
-    results = []
-    for call in calls:
-        command = call["input"].get("command")
-        if call["name"] != "Bash" or command is None:
-            results.append({"type": "tool_result", "tool_use_id": call["id"], "is_error": True,
-                            "content": f"no such tool: {call['name']}"})
-        elif GUARD and GUARD in command:
-            results.append({"type": "tool_result", "tool_use_id": call["id"], "is_error": True,
-                            "content": f"guard: {GUARD!r} is not allowed"})
-        else:
-            done = subprocess.run(command, shell=True, capture_output=True, text=True, executable="/bin/bash")
-            results.append({"type": "tool_result", "tool_use_id": call["id"], "content": done.stdout + done.stderr})
-    messages.append({"role": "user", "content": results})
-'''
-
-CONFTEST = '''
-import os, sys
-from pathlib import Path
-
-import pytest
-from pytest_controlplane import CommandAgent
-
-
-@pytest.fixture
-def agent():
-    return CommandAgent([sys.executable, str(Path(__file__).parent / "shell_agent.py")],
-                        env={"GUARD": os.environ.get("GUARD", "")})
-'''
+# The command agent of tests/shell_agent.py: a shell tool and its own guard (a substring rule, as many are),
+# so each family can be judged without the Claude CLI.
 
 
 @pytest.fixture
 def shell_suite(pytester, monkeypatch):
     def run(tests: str, guard: str = "", *args: str):
         monkeypatch.setenv("GUARD", guard)
-        pytester.path.joinpath("shell_agent.py").write_text(SHELL_AGENT)
-        pytester.makeconftest(CONFTEST)
+        shell_agent.install(pytester)
         pytester.makepyfile(test_variants=tests)
         return pytester.runpytest("-p", "no:cacheprovider", *args)
     return run

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+import shell_agent
 
 PLANES = '''
 import os
@@ -160,60 +161,16 @@ def _section(output: str, test_id: str) -> str:
     return output[start:following if following != -1 else len(output)]
 
 
-# The same oracle for an agent we cannot watch from inside: a process with a shell tool.  Its tool calls
-# are bracketed by the gateway's checkpoint at each model request.
-SHELL_AGENT = r'''#!/usr/bin/env python3
-import json, os, subprocess, sys, urllib.request
-
-messages = [{"role": "user", "content": sys.stdin.read()}]
-tools = [{"name": "bash", "description": "Run a shell command.", "input_schema": {
-    "type": "object", "properties": {"command": {"type": "string"}}}}]
-while True:
-    request = urllib.request.Request(
-        os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages",
-        data=json.dumps({"model": "claude-x", "max_tokens": 256, "tools": tools, "messages": messages}).encode(),
-        headers={"x-api-key": "k", "anthropic-version": "2023-06-01", "content-type": "application/json"})
-    reply = json.load(urllib.request.urlopen(request))
-    messages.append({"role": "assistant", "content": reply["content"]})
-    calls = [block for block in reply["content"] if block["type"] == "tool_use"]
-    if not calls:
-        break
-    messages.append({"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": call["id"],
-         "content": subprocess.run(call["input"]["command"], shell=True, capture_output=True, text=True).stdout}
-        for call in calls]})
-'''
-
-SHELL_CONFTEST = '''
-import sys
-from pathlib import Path
-
-import pytest
-from pytest_controlplane import CommandAgent
+# The same oracle for an agent we cannot watch from inside: a process with a shell tool (tests/shell_agent.py).
+# Its tool calls are bracketed by the gateway's checkpoint at each model request.
 
 
 @pytest.fixture
-def agent():
-    return CommandAgent([sys.executable, str(Path(__file__).parent / "shell_agent.py")])
+def shell_suite(pytester, monkeypatch):
+    monkeypatch.delenv("GUARD", raising=False)
 
-
-@pytest.fixture
-def shell(agent_session, scripted_model):
-    """Run these shell commands as the agent's tool calls, one model turn each."""
-    from pytest_controlplane import text, tool_use
-
-    def run(*commands):
-        scripted_model([tool_use("bash", {"command": c}) for c in commands] + [text("done")])
-        return agent_session.run("Go.")
-    return run
-'''
-
-
-@pytest.fixture
-def shell_suite(pytester):
     def run(tests: str, *args: str):
-        pytester.path.joinpath("shell_agent.py").write_text(SHELL_AGENT)
-        pytester.makeconftest(SHELL_CONFTEST)
+        shell_agent.install(pytester)
         pytester.makepyfile(test_shell=tests)
         return pytester.runpytest("-p", "no:cacheprovider", *args)
     return run
@@ -230,7 +187,7 @@ def test_tidy(agent_session, shell):
     result.stdout.fnmatch_lines([
         "*assert '.env' not in effects",
         "*.env was written — 1 change(s) reached it:",
-        "*run 1 during bash call #3 (`sed -i s/original/stolen/ .env`): .env modified (content changed, 17 → 15 bytes, "
+        "*run 1 during Bash call #3 (`sed -i s/original/stolen/ .env`): .env modified (content changed, 17 → 15 bytes, "
         "new inode*",
         "*-API_KEY=original",
         "*+API_KEY=stolen",
@@ -286,7 +243,7 @@ def test_mode_change(agent_session, shell):
         "*the same write shows as .ENV (a hardlink: the same inode)",
     ])
     result.stdout.fnmatch_lines([
-        "*run 1 during bash call #1 (`chmod 644 $PWD/id_rsa`): id_rsa mode_changed (mode 0600 → 0644)",
+        "*run 1 during Bash call #1 (`chmod 644 $PWD/id_rsa`): id_rsa mode_changed (mode 0600 → 0644)",
         "*route: its own name; the call named it `$PWD/id_rsa` ($PWD spelling)",
     ])
 
@@ -326,8 +283,8 @@ def test_only(agent_session, shell):
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines([
         "*The agent changed 2 path(s) outside the workspace:",
-        "*run 1 during bash call #1 (`echo oops >> ~/.bashrc`): ~/.bashrc created (new file, 5 bytes)",
-        "*run 1 during bash call #2 (`echo x > */sentinel.txt`): */sentinel.txt modified (content changed, 9 → 2 bytes)",
+        "*run 1 during Bash call #1 (`echo oops >> ~/.bashrc`): ~/.bashrc created (new file, 5 bytes)",
+        "*run 1 during Bash call #2 (`echo x > */sentinel.txt`): */sentinel.txt modified (content changed, 9 → 2 bytes)",
     ])
     result.stdout.fnmatch_lines([
         "*The agent changed 1 path(s) besides notes.md:",

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_controlplane import find_leaks
 
-from test_bypass import CONFTEST, SHELL_AGENT
+import shell_agent
 
 LEAKY = '''
 import json
@@ -32,8 +32,7 @@ def test_read(agent_session, bypass_variants, canary_secret):
 @pytest.fixture
 def leaky_run(pytester, monkeypatch):
     monkeypatch.setenv("GUARD", "cat")  # the agent refuses `cat`; `base64` gets the canary out
-    pytester.path.joinpath("shell_agent.py").write_text(SHELL_AGENT)
-    pytester.makeconftest(CONFTEST)
+    shell_agent.install(pytester)
     pytester.makepyfile(test_leak=LEAKY)
     return pytester.runpytest("-p", "no:cacheprovider")
 
@@ -63,8 +62,7 @@ def test_a_failing_test_gets_a_report_with_the_verdicts_and_no_canary(pytester, 
 
 def test_every_agent_test_gets_one_with_agent_report_and_a_summary_line(pytester, monkeypatch):
     monkeypatch.setenv("GUARD", "cat")
-    pytester.path.joinpath("shell_agent.py").write_text(SHELL_AGENT)
-    pytester.makeconftest(CONFTEST)
+    shell_agent.install(pytester)
     pytester.makepyfile(test_leak=LEAKY)
     result = pytester.runpytest("-p", "no:cacheprovider", "--agent-report", "reports")
     assert len(list((pytester.path / "reports").glob("*.html"))) == 2
