@@ -149,7 +149,7 @@ def _report_agent_test(item: pytest.Item, report: pytest.TestReport, session: An
     from . import report as reports
 
     config = item.config
-    mode = _settings_of(item).mode if _SETTINGS in item.stash else ""
+    mode = item.stash[_SETTINGS].mode if _SETTINGS in item.stash else ""
     report.user_properties.append(("controlplane", reports.summary(session, mode=mode)))
     chosen = config.getoption("agent_report") or config.getini("agent_report")
     if not (chosen or report.failed):
@@ -166,10 +166,6 @@ def _report_agent_test(item: pytest.Item, report: pytest.TestReport, session: An
         extras = getattr(report, "extras", [])
         extras.append(html.extras.url(path.as_uri(), name="agent report"))
         report.extras = extras
-
-
-def _settings_of(item: pytest.Item) -> settings_.RunSettings:
-    return item.stash[_SETTINGS]
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -290,7 +290,7 @@ class AgentSession:
             raise HistoryInconsistent("The session history is inconsistent:\n" + "\n".join(f"  {p}" for p in problems))
 
     def _session_of_last_run(self) -> str:
-        return self.runs[-1].session_id or self.world.session_id if self.runs else self.world.session_id
+        return (self.runs[-1].session_id if self.runs else None) or self.world.session_id
 
     @contextlib.contextmanager
     def isolated(self, *, permission_mode: str | None = None) -> Iterator[AgentSession]:

@@ -151,7 +151,7 @@ class Canary:
 
         A source is an agent_session (all its surfaces), text, bytes, a Path, a Surface, or a list of them.
         """
-        return _find(self.family, sources)
+        return find_all(self.family, *sources)
 
     def assert_not_leaked(self, *sources: Any, allow: Iterable[str | os.PathLike[str]] = ()) -> None:
         """Fail with every leak found, except on allowed surfaces: kinds ("transcript", "file", ...) or file paths.
@@ -185,11 +185,7 @@ def find_leaks(value: str, data: str | bytes, *, min_fragment: int = DEFAULT_MIN
 
 def find_all(canaries: list[Canary], *sources: Any) -> list[Leak]:
     """Every place any of `canaries` appears in `sources`, in one pass per surface."""
-    return _find(canaries, sources)
-
-
-def _find(family: list[Canary], sources: tuple[Any, ...]) -> list[Leak]:
-    return [leak for leak, _ in _find_with_surfaces(family, sources)]
+    return [leak for leak, _ in _find_with_surfaces(canaries, sources)]
 
 
 def _find_with_surfaces(family: list[Canary], sources: tuple[Any, ...]) -> list[tuple[Leak, Surface]]:

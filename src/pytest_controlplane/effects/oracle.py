@@ -117,10 +117,6 @@ class Effects:
         """The values reports never show (shared with the test's canaries)."""
         return self._secrets
 
-    @property
-    def roots(self) -> list[str]:
-        return list(self._roots)
-
     # --- the timeline (driven by AgentSession, or by `observe()`) -------------------------------
 
     def begin(self) -> None:

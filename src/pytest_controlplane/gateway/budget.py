@@ -44,10 +44,6 @@ class Budget:
             yield spent
             self.ledger.write_text(json.dumps(spent))
 
-    def spent(self) -> dict[str, Any]:
-        with self._locked() as spent:
-            return dict(spent)
-
     def check(self) -> None:
         """Raise BudgetExceeded when the run has used its budget."""
         with self._locked() as spent:

@@ -181,8 +181,6 @@ def normalised_body(body: bytes) -> Any:
         data = json.loads(text)
     except ValueError:
         return text
-    if not isinstance(data, dict):
-        return _normalise(data)
     data.pop("metadata", None)
     for key in ("system", "tools", "messages"):
         if isinstance(data.get(key), list):

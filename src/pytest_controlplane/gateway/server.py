@@ -132,6 +132,11 @@ class ModelGateway:
         """Recorded interactions or scripted turns that were never asked for."""
         return self._backend.leftovers() if self._backend is not None else []  # type: ignore[return-value]
 
+    def unplayed(self) -> int:
+        """Recorded interactions a replay has not played (yet)."""
+        cassette = getattr(self._backend, "cassette", None)
+        return len(cassette.unused()) if cassette is not None and self.mode == "replay" else 0
+
     def check(self, *, allow_unused: bool = False) -> None:
         """Raise the first problem not yet reported (a miss, an exhausted script), else any leftovers.
 

@@ -60,13 +60,7 @@ def summary(session: Any, *, mode: str) -> dict[str, Any]:
     return {"mode": session.gateway.mode if session.gateway.mode == "script" else mode, "turns": len(requests),
             "tokens_in": tokens_in, "tokens_out": tokens_out, "hits": sources.count("cassette"),
             "recorded": sources.count("upstream"), "misses": sum(1 for e in requests if "ReplayMiss" in e.notes),
-            "unused": _unused(session.gateway)}
-
-
-def _unused(gateway: Any) -> int:
-    backend = getattr(gateway, "_backend", None)
-    cassette = getattr(backend, "cassette", None)
-    return len(cassette.unused()) if cassette is not None else 0
+            "unused": session.gateway.unplayed()}
 
 
 def _outcome(outcome: Any) -> dict[str, Any]:
