@@ -2,8 +2,9 @@
 
 Its own control plane is two knobs from the environment: GUARD (a substring it refuses to run, as
 many rules do) and AGENT_REDACTS=1 (it replaces SERVICE_TOKEN's value in what a command printed).
-It logs each command's output on its stdout.  `install(pytester)` puts it and the conftest
-defining the `agent` fixture (and a `shell(*commands)` helper) into a pytester directory.
+It logs each command's output on its stdout.  `run(pytester, monkeypatch, tests)` puts it, the
+conftest defining the `agent` fixture (and a `shell(*commands)` helper) and `tests` into a pytester
+directory and runs them.
 """
 
 from __future__ import annotations
@@ -74,6 +75,12 @@ def shell(agent_session, scripted_model):
 '''
 
 
-def install(pytester: pytest.Pytester) -> None:
+def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tests: str, *args: str, name: str = "test_shell",
+        guard: str = "", redacts: bool = False) -> pytest.RunResult:
+    """Run `tests` (the source of a test module called `name`) against this agent, with its two knobs set."""
+    monkeypatch.setenv("GUARD", guard)
+    monkeypatch.setenv("AGENT_REDACTS", "1" if redacts else "0")
     pytester.path.joinpath("shell_agent.py").write_text(SCRIPT)
     pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(**{name: tests})
+    return pytester.runpytest("-p", "no:cacheprovider", *args)

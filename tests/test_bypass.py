@@ -12,10 +12,7 @@ import shell_agent
 @pytest.fixture
 def shell_suite(pytester, monkeypatch):
     def run(tests: str, guard: str = "", *args: str):
-        monkeypatch.setenv("GUARD", guard)
-        shell_agent.install(pytester)
-        pytester.makepyfile(test_variants=tests)
-        return pytester.runpytest("-p", "no:cacheprovider", *args)
+        return shell_agent.run(pytester, monkeypatch, tests, *args, name="test_variants", guard=guard)
     return run
 
 

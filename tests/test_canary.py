@@ -211,10 +211,7 @@ def test_several_canaries(agent_session, canary_secret, scripted_model):
 @pytest.fixture
 def canary_suite(pytester, monkeypatch):
     def run(redacts: bool):
-        monkeypatch.setenv("AGENT_REDACTS", "1" if redacts else "0")
-        shell_agent.install(pytester)
-        pytester.makepyfile(test_secrets=TESTS)
-        return pytester.runpytest("-p", "no:cacheprovider")
+        return shell_agent.run(pytester, monkeypatch, TESTS, name="test_secrets", redacts=redacts)
     return run
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_controlplane import check_history
+from pytest_controlplane.history.check import lost_entries
 
 # A run of the real Claude Code CLI with four model turns and three tools, resumed once: a valid transcript.
 CLAUDE_CONFTEST = '''
@@ -169,15 +170,12 @@ def test_crash_everywhere_through_the_real_cli(pytester):
                                  "REPAIRED *tool_result*"])
 
 
-LOOP_CONFTEST = '''
-import pytest
-from pytest_controlplane import LoopAgent
-
-
+# A LoopAgent's tools: append a line to a file (an effect that must happen once), read a file.
+LOOP_TOOLS = '''
 def tools(workspace):
     def append(path, line):
         with open(workspace / path, "a") as out:
-            out.write(line + "\\\\n")
+            out.write(line + "\\n")
         return "ok"
 
     def read_file(path):
@@ -186,7 +184,12 @@ def tools(workspace):
     return {"system": "", "tools": [{"name": n, "description": n, "input_schema": {"type": "object"}}
                                     for n in ("append", "read_file")],
             "tool_impls": {"append": append, "read_file": read_file}}
+'''
 
+LOOP_CONFTEST = '''
+import pytest
+from pytest_controlplane import LoopAgent
+''' + LOOP_TOOLS + '''
 
 @pytest.fixture
 def agent():
@@ -242,6 +245,41 @@ def test_crash_everywhere_on_the_session_store_including_mid_save(pytester):
                                  "stream(s), 1 save(s).", "*Pick a point the run reaches*"])
 
 
+def test_a_resume_that_does_not_show_the_model_its_history_is_caught(pytester):
+    """A loop that sends the model only the newest message (stores everything, so the file looks fine)."""
+    pytester.makeconftest(LOOP_CONFTEST.replace("LoopAgent(tools)", "LoopAgent(tools, loop=forgetful)") + '''
+
+from pytest_controlplane import run_agentic_loop
+
+
+def forgetful(messages, **kwargs):
+    answer, tail = run_agentic_loop(messages[-1:], **kwargs)
+    return answer, list(messages[:-1]) + tail
+''')
+    pytester.makepyfile(test_resume='''
+from pytest_controlplane import text, tool_use
+
+
+def test_forgetful(agent_session):
+    agent_session.crash_everywhere(
+        "Record the payment.", before=["Remember the order."],
+        script=[tool_use("append", {"path": "log.txt", "line": "order"}), text("noted"), text("done")],
+    ).assert_consistent()
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*HistoryInconsistent: * crash point(s) did not resume to one consistent history.",
+                                 "*resumed: ?: model-missed-history: the first request after the resume lacks stored "
+                                 "tool calls ?'toolu_scripted_001_0'?"])
+
+
+def test_lost_entries_are_what_the_resume_dropped():
+    before = (DATA / "claude-code-1.0.128.jsonl").read_text().splitlines()
+    assert lost_entries(before, before + ['{"uuid": "new", "parentUuid": null}']) == []
+    dropped = [(p.kind, p.line) for p in lost_entries(before, before[:3] + before[4:])]
+    assert dropped == [("lost-entry", 4)]
+
+
 def test_assert_consistent_names_each_problem(pytester):
     pytester.makeconftest(LOOP_CONFTEST)
     pytester.makepyfile(test_store='''
@@ -271,17 +309,7 @@ MACHINE = '''
 from hypothesis import settings
 from pytest_controlplane import LoopAgent
 from pytest_controlplane.stateful import SessionMachine
-
-
-def tools(workspace):
-    def append(path, line):
-        with open(workspace / path, "a") as out:
-            out.write(line + "\\\\n")
-        return "ok"
-
-    return {"system": "", "tools": [{"name": "append", "description": "append", "input_schema": {"type": "object"}}],
-            "tool_impls": {"append": append}}
-
+''' + LOOP_TOOLS + '''
 
 class StoreSessions(SessionMachine):
     tool = ("append", {"path": "log.txt", "line": "step"})

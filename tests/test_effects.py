@@ -167,12 +167,8 @@ def _section(output: str, test_id: str) -> str:
 
 @pytest.fixture
 def shell_suite(pytester, monkeypatch):
-    monkeypatch.delenv("GUARD", raising=False)
-
     def run(tests: str, *args: str):
-        shell_agent.install(pytester)
-        pytester.makepyfile(test_shell=tests)
-        return pytester.runpytest("-p", "no:cacheprovider", *args)
+        return shell_agent.run(pytester, monkeypatch, tests, *args)
     return run
 
 

@@ -11,6 +11,13 @@ REPO = Path(__file__).parent.parent
 GUARD_TESTS = "examples/claude_guard/test_guard.py"  # its bypass variants run in `make demo`
 
 
+def patch(path: Path, old: str, new: str) -> None:
+    """Break an example on purpose: replace `old` (which must be there) by `new`."""
+    text = path.read_text()
+    assert old in text, f"{path.name} no longer holds {old!r}: the test would break nothing"
+    path.write_text(text.replace(old, new))
+
+
 def copy_example(pytester: pytest.Pytester, name: str) -> Path:
     pytester.makeini("[pytest]\n")  # rootdir = pytester.path, so cassettes resolve as in the repo
     shutil.copytree(REPO / "examples" / name, pytester.path / "examples" / name,
@@ -25,8 +32,7 @@ def test_claude_guard_catches_a_hook_matcher_that_misses_write(pytester):
     pytester.runpytest(GUARD_TESTS, "-p", "no:cacheprovider").assert_outcomes(passed=3)
 
     guard = example / "guard.py"
-    guard.write_text(guard.read_text().replace('WRITING_TOOLS = "Write|Edit|NotebookEdit"',
-                                               'WRITING_TOOLS = "Edit|NotebookEdit"'))
+    patch(guard, 'WRITING_TOOLS = "Write|Edit|NotebookEdit"', 'WRITING_TOOLS = "Edit|NotebookEdit"')
     result = pytester.runpytest(GUARD_TESTS, "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=2)  # .env and secrets/ now get written
     result.stdout.fnmatch_lines([
@@ -42,7 +48,7 @@ def test_quickstart_catches_a_guard_that_allows_everything(pytester):
     example = copy_example(pytester, "quickstart")
     pytester.runpytest("examples/quickstart", "-p", "no:cacheprovider").assert_outcomes(passed=2)
     agent = example / "notes_agent.py"
-    agent.write_text(agent.read_text().replace('return f"refused: {path} is outside notes/"', "return None"))
+    patch(agent, 'return f"refused: {path} is outside notes/"', "return None")
     result = pytester.runpytest("examples/quickstart", "-p", "no:cacheprovider")
     assert result.parseoutcomes()["failed"] == 1
     result.stdout.fnmatch_lines(['*+*"content": "wrote notes/../.env"*'])
@@ -53,7 +59,7 @@ def test_claude_guard_against_cassettes_of_another_cli_version(pytester):
     """The CLI here is not the one the cassettes were recorded with: say so, and touch nothing."""
     copy_example(pytester, "claude_guard")
     cassette = pytester.path / "cassettes/examples/claude_guard/test_guard/test_ordinary_note_is_written.yaml"
-    cassette.write_text(cassette.read_text().replace("claude_cli_version: 2.1.332", "claude_cli_version: 2.1.300"))
+    patch(cassette, "claude_cli_version: 2.1.332", "claude_cli_version: 2.1.300")
     before = cassette.read_bytes()
     result = pytester.runpytest(GUARD_TESTS, "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, failed=1)
@@ -71,7 +77,7 @@ def test_project_hooks_catches_a_matcher_that_forgets_the_shell(pytester):
     pytester.runpytest("examples/project_hooks", "-p", "no:cacheprovider").assert_outcomes(passed=3)
 
     settings = example / "project" / ".claude" / "settings.json"
-    settings.write_text(settings.read_text().replace('"Write|Edit|NotebookEdit|Bash"', '"Write|Edit|NotebookEdit"'))
+    patch(settings, '"Write|Edit|NotebookEdit|Bash"', '"Write|Edit|NotebookEdit"')
     result = pytester.runpytest("examples/project_hooks", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines([
@@ -86,7 +92,7 @@ def test_cache_investigation_catches_a_tool_that_stops_redacting(pytester):
     pytester.runpytest("examples/cache_investigation", "-p", "no:cacheprovider").assert_outcomes(passed=7)
 
     agent = example / "cache_agent.py"
-    agent.write_text(agent.read_text().replace("return redact(content) if", "return content if"))
+    patch(agent, "return redact(content) if", "return content if")
     result = pytester.runpytest("examples/cache_investigation", "-p", "no:cacheprovider")
     # The agent gets a 403 for the request the cassette does not hold (the test fails); the gateway's
     # teardown says why, with the diff: the token went out.
@@ -103,7 +109,7 @@ def test_redaction_catches_a_base64_copy_once_the_shell_guard_is_gone(pytester):
     pytester.runpytest("redaction", "-p", "no:cacheprovider").assert_outcomes(passed=2)
 
     plane = pytester.path / "redaction" / "control_plane.py"
-    plane.write_text(plane.read_text().replace('SHELL_GUARDED = "Bash"', 'SHELL_GUARDED = "NoSuchTool"'))
+    patch(plane, 'SHELL_GUARDED = "Bash"', 'SHELL_GUARDED = "NoSuchTool"')
     result = pytester.runpytest("redaction", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)  # the pattern redaction still catches printenv's NAME=value
     result.stdout.fnmatch_lines([

@@ -31,10 +31,8 @@ def test_read(agent_session, bypass_variants, canary_secret):
 
 @pytest.fixture
 def leaky_run(pytester, monkeypatch):
-    monkeypatch.setenv("GUARD", "cat")  # the agent refuses `cat`; `base64` gets the canary out
-    shell_agent.install(pytester)
-    pytester.makepyfile(test_leak=LEAKY)
-    return pytester.runpytest("-p", "no:cacheprovider")
+    # The agent refuses `cat`; `base64` gets the canary out.
+    return shell_agent.run(pytester, monkeypatch, LEAKY, name="test_leak", guard="cat")
 
 
 def _report(pytester) -> Path:
@@ -61,10 +59,7 @@ def test_a_failing_test_gets_a_report_with_the_verdicts_and_no_canary(pytester, 
 
 
 def test_every_agent_test_gets_one_with_agent_report_and_a_summary_line(pytester, monkeypatch):
-    monkeypatch.setenv("GUARD", "cat")
-    shell_agent.install(pytester)
-    pytester.makepyfile(test_leak=LEAKY)
-    result = pytester.runpytest("-p", "no:cacheprovider", "--agent-report", "reports")
+    result = shell_agent.run(pytester, monkeypatch, LEAKY, "--agent-report", "reports", name="test_leak", guard="cat")
     assert len(list((pytester.path / "reports").glob("*.html"))) == 2
     result.stdout.fnmatch_lines([
         "*= agent tests (pytest-controlplane) =*",
