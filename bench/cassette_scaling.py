@@ -4,15 +4,18 @@
 
 An in-process agent loop on the anthropic SDK sends the Claude Code CLI's real system prompt and
 tool definitions (~42 KB, taken from this repo's cassettes) with every request and makes N tool
-calls, one per turn, each returning ~1.5 KB (as a file read does), before answering.  A scripted stand-in API answers while recording.  Then:
+calls, one per turn, each returning ~1.5 KB (as a file read does), before answering.  A scripted
+stand-in API answers while recording.  Then, each timed from cassette file to last answer:
 
-- bare:  the same loop against the live stand-in (what the agent itself costs);
-- ours:  replayed through ModelGateway from our cassette (delta bodies, index on the normalised body);
+- agent: the same loop with the recorded answers handed over in-process (an httpx MockTransport,
+         no cassette, no matching): what the agent itself costs, the floor for any replay;
+- ours:  replayed through ModelGateway (a real HTTP server) from our cassette;
 - vcrpy: replayed by vcrpy's use_cassette with pytest-recording's default configuration (record_mode
-         "none" on replay, vcrpy's default matchers: method, scheme, host, port, path, query).
+         "none" on replay, vcrpy's default matchers: method, scheme, host, port, path, query), in-process.
 
-"unique" is what any cassette must hold: the system prompt and tools once, each message once, each
-response once.  Medians of 3 replays.
+"overhead ms/req" is (replay - agent) / requests: what replaying adds to each model call, loading
+the cassette and starting the server included.  "unique" is what any cassette must hold: the system
+prompt and tools once, each message once, each response once.  Medians of 5 replays, interleaved.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import time
 from pathlib import Path
 
 import anthropic
+import httpx2
 import vcr as vcrpy
 import yaml
 
@@ -84,7 +88,23 @@ def timed(function) -> float:
     return time.perf_counter() - start
 
 
-def measure(turns: int, system: object, tools: list, root: Path) -> dict:
+def in_process(responses: list[dict]) -> anthropic.Anthropic:
+    """A client whose transport hands over the recorded answers in order, in-process."""
+    answers = iter(responses)
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        request.read()
+        response = next(answers)
+        return httpx2.Response(response["status"]["code"], content=response["body"]["string"],
+                               headers={"content-type": "application/json"})
+
+    return anthropic.Anthropic(base_url="http://agent.invalid", api_key="bench", max_retries=0,
+                               http_client=httpx2.Client(transport=httpx2.MockTransport(answer)))
+
+
+def measure(turns: int, system: object, tools: list, root: Path, repeats: int = 5) -> dict:
+    from pytest_controlplane import Cassette
+
     ours, theirs = root / f"ours-{turns}.yaml", root / f"vcrpy-{turns}.yaml"
     with ModelGateway(script=script(turns)) as standin:
         url = standin.base_url
@@ -96,10 +116,10 @@ def measure(turns: int, system: object, tools: list, root: Path) -> dict:
         recorder_vcr = vcrpy.VCR(record_mode="once", path_transformer=vcrpy.VCR.ensure_suffix(".yaml"))
         with recorder_vcr.use_cassette(str(theirs)):
             run_loop(client, system, tools, turns)
-        bare = []
-        for _ in range(3):
-            standin.use_script(script(turns))
-            bare.append(timed(lambda: run_loop(client, system, tools, turns)))
+    responses = [i.response for i in Cassette.load(ours).interactions]
+
+    def agent_alone() -> None:
+        run_loop(in_process(responses), system, tools, turns)
 
     def replay_ours() -> None:
         with ModelGateway(mode="replay", cassette=ours) as gateway:
@@ -110,25 +130,26 @@ def measure(turns: int, system: object, tools: list, root: Path) -> dict:
         with player.use_cassette(str(theirs)):
             run_loop(client, system, tools, turns)  # the stand-in is gone: vcrpy must answer
 
-    ours_times = [timed(replay_ours) for _ in range(3)]
-    vcr_times = [timed(replay_vcrpy) for _ in range(3)]
-    requests = turns + 1
-    return {"turns": turns, "requests": requests, "bare": statistics.median(bare),
-            "ours": statistics.median(ours_times), "vcrpy": statistics.median(vcr_times),
+    times: dict[str, list[float]] = {"agent": [], "ours": [], "vcrpy": []}
+    for _ in range(repeats):
+        for name, run in (("agent", agent_alone), ("ours", replay_ours), ("vcrpy", replay_vcrpy)):
+            times[name].append(timed(run))
+    return {"turns": turns, "requests": turns + 1, **{k: statistics.median(v) for k, v in times.items()},
             "ours_bytes": ours.stat().st_size, "vcrpy_bytes": theirs.stat().st_size, "unique": unique_bytes(ours)}
 
 
 def main() -> None:
     sizes = [int(a) for a in sys.argv[1:]] or [5, 20, 100, 300]
     system, tools = cli_prompt()
-    print(f"{'N':>4} {'bare s':>8} {'ours s':>8} {'vcrpy s':>8} {'ours/vcrpy':>10} {'ours ms/req':>11} "
-          f"{'ours-bare ms/req':>16} {'ours KB':>9} {'vcrpy KB':>9} {'unique KB':>9} {'ours/unique':>11}")
+    print(f"{'N':>4} {'agent s':>8} {'ours s':>8} {'vcrpy s':>8} {'ours/vcrpy':>10} "
+          f"{'ours overhead ms/req':>20} {'vcrpy overhead ms/req':>21} {'ours KB':>9} {'vcrpy KB':>9} "
+          f"{'unique KB':>9} {'ours/unique':>11}")
     with tempfile.TemporaryDirectory() as tmp:
         for turns in sizes:
             r = measure(turns, system, tools, Path(tmp))
-            print(f"{r['turns']:>4} {r['bare']:>8.2f} {r['ours']:>8.2f} {r['vcrpy']:>8.2f} "
-                  f"{r['ours'] / r['vcrpy']:>10.2f} {1000 * r['ours'] / r['requests']:>11.1f} "
-                  f"{1000 * (r['ours'] - r['bare']) / r['requests']:>16.1f} {r['ours_bytes'] / 1e3:>9.0f} "
+            print(f"{r['turns']:>4} {r['agent']:>8.3f} {r['ours']:>8.3f} {r['vcrpy']:>8.3f} "
+                  f"{r['ours'] / r['vcrpy']:>10.2f} {1000 * (r['ours'] - r['agent']) / r['requests']:>20.2f} "
+                  f"{1000 * (r['vcrpy'] - r['agent']) / r['requests']:>21.2f} {r['ours_bytes'] / 1e3:>9.0f} "
                   f"{r['vcrpy_bytes'] / 1e3:>9.0f} {r['unique'] / 1e3:>9.0f} {r['ours_bytes'] / r['unique']:>11.2f}",
                   flush=True)
 

@@ -280,7 +280,8 @@ def test_only(agent_session, shell):
     result.stdout.fnmatch_lines([
         "*The agent changed 2 path(s) outside the workspace:",
         "*run 1 during Bash call #1 (`echo oops >> ~/.bashrc`): ~/.bashrc created (new file, 5 bytes)",
-        "*run 1 during Bash call #2 (`echo x > */sentinel.txt`): */sentinel.txt modified (content changed, 9 → 2 bytes)",
+        # (a long command is shortened in the listing: under xdist the path is longer)
+        "*run 1 during Bash call #2 (`echo x > /*): */sentinel.txt modified (content changed, 9 → 2 bytes)",
     ])
     result.stdout.fnmatch_lines([
         "*The agent changed 1 path(s) besides notes.md:",

@@ -66,7 +66,8 @@ def test_agent_writes_note(model_gateway, stream):
     assert (world.workspace / "notes" / "hello.txt").read_text() == "hello"
     assert answer == f"Done: the note is at {world.workspace}/notes/hello.txt and says hello."
     bodies = [e.body.decode() for e in model_gateway.exchanges]
-    (run_root / f"exchanges-{stream}.json").write_text(json.dumps({"bodies": bodies, "workspace": str(world.workspace)}))
+    (run_root / f"exchanges-{stream}.json").write_text(json.dumps({
+        "bodies": bodies, "workspace": str(world.workspace), "how": [[e.source, *e.notes] for e in model_gateway.exchanges]}))
 '''
 
 CLI_AGENT = '''
@@ -93,7 +94,8 @@ def test_claude_writes_note(model_gateway):
     assert isinstance(result, ResultMessage) and not result.is_error, result
     assert result.result == f"Done: the note is at {world.workspace}/notes/hello.txt and says hello."
     bodies = [e.body.decode() for e in model_gateway.exchanges]
-    (run_root / "exchanges-cli.json").write_text(json.dumps({"bodies": bodies, "workspace": str(world.workspace)}))
+    (run_root / "exchanges-cli.json").write_text(json.dumps({
+        "bodies": bodies, "workspace": str(world.workspace), "how": [[e.source, *e.notes] for e in model_gateway.exchanges]}))
 '''
 
 
@@ -115,6 +117,8 @@ def assert_same_responses(recorded: dict, replayed: dict) -> None:
     """Each replayed response is the recorded one, with the recording's workspace path replaced."""
     assert recorded["workspace"] != replayed["workspace"]
     assert len(recorded["bodies"]) == len(replayed["bodies"]) == 2
+    # Each request found through the quick index: a body rebuilt from its delta is keyed like the one sent.
+    assert recorded["how"] == [["upstream"]] * 2 and replayed["how"] == [["cassette"]] * 2
 
     def neutral(value: object, run: dict) -> str:
         return json.dumps(value).replace(run["workspace"], "<WS>")

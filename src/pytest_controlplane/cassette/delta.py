@@ -8,11 +8,12 @@ its turns.  Here a Messages API body is stored, when that is smaller, as
      "messages": [...the new ones...], "cache_control": [[14, 0, {"type": "ephemeral"}]]}
 
 — every other key as in the base request (`drop` lists keys it no longer has, `order` the key order
-when it changed), the first `keep` messages of the base (compared without
-their cache_control marks, which the CLI moves to the newest block on every request), the new
-messages, and where the marks sit now.  The YAML stays vcrpy-loadable (a body is a JSON string);
-`decode` rebuilds every body before anything matches it, and a delta that would not rebuild the
-exact JSON value is never written.
+when it changed), the first `keep` messages of the base (compared without their cache_control marks,
+which the CLI moves to the newest block on every request), the new messages, and where the marks sit
+now ([message, block or null, mark], and the mark's place among the block's keys when it is not last).  The base is the latest earlier request with the same model, system prompt and tools (so a side
+request with another prompt does not break the chain), else the one before.  The YAML stays
+vcrpy-loadable (a body is a JSON string); a delta that would not rebuild the exact body, or is not
+smaller, is never written.  `decode` gives each delta back as a `JsonBody` sharing its base's parts.
 """
 
 from __future__ import annotations
@@ -20,68 +21,66 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .body import JsonBody, dumps
+
 DELTA_KEY = "$controlplane"
 DELTA_FORMAT = "delta-v1"
+_DELTA_START = b'{"' + DELTA_KEY.encode()
 
 
-def encode(bodies: list[bytes]) -> list[bytes]:
-    """The bodies to store: deltas against the previous JSON body where that is smaller and exact."""
+def encode(bodies: list[bytes | JsonBody]) -> list[bytes]:
+    """The bodies to store: deltas of earlier JSON bodies where that is smaller and rebuilds them exactly."""
     stored: list[bytes] = []
-    base: tuple[dict[str, Any], int] | None = None
-    for index, body in enumerate(bodies):
-        parsed = _messages_body(body)
-        if parsed is None:
-            stored.append(body)
+    latest: dict[tuple[bytes | None, ...], tuple[JsonBody, int]] = {}
+    previous: tuple[JsonBody, int] | None = None
+    for index, source in enumerate(bodies):
+        raw = source if isinstance(source, bytes) else None
+        body = source if isinstance(source, JsonBody) else (
+            None if source.startswith(_DELTA_START) else JsonBody.parse(source))
+        if body is None:
+            stored.append(source)  # type: ignore[arg-type]
             continue
+        full = raw if raw is not None else body.to_bytes()
+        signature = (body.encoded.get("model"), body.encoded.get("system"), body.encoded.get("tools"))
+        base = latest.get(signature) or previous
+        written = full
         if base is not None:
-            delta = _delta(base[0], parsed, base[1])
-            if _apply(delta, base[0]) == parsed:
-                encoded = json.dumps(delta, ensure_ascii=False, separators=(",", ":")).encode()
-                if len(encoded) < len(body):
-                    stored.append(encoded)
-                    base = (parsed, index)
-                    continue
-        stored.append(body)
-        base = (parsed, index)
+            delta = _delta(base[0], body, base[1])
+            encoded = dumps(delta)
+            if len(encoded) < len(full) and _rebuild(delta, base[0]).to_bytes() == body.to_bytes():
+                written = encoded
+        stored.append(written)
+        latest[signature] = previous = (body, index)
     return stored
 
 
-def decode(bodies: list[bytes]) -> list[bytes]:
-    """Full bodies again (deltas resolved against the bodies they name; everything else as stored)."""
-    full: list[bytes] = []
-    parsed: dict[int, dict[str, Any]] = {}
-    for index, body in enumerate(bodies):
-        delta = _delta_body(body)
+def decode(stored: list[bytes]) -> list[bytes | JsonBody]:
+    """Each body as stored, deltas rebuilt (as `JsonBody`, sharing their base's parts)."""
+    bodies: list[bytes | JsonBody] = []
+    parsed: dict[int, JsonBody | None] = {}  # full bodies that deltas are based on
+    for index, raw in enumerate(stored):
+        delta = _delta_body(raw)
         if delta is None:
-            full.append(body)
-            whole = _messages_body(body)
-            if whole is not None:
-                parsed[index] = whole
+            bodies.append(raw)
             continue
-        base = parsed.get(int(delta.get("base", -1)))
-        if base is None:
-            raise ValueError(f"interaction {index} is stored as a delta of interaction {delta.get('base')}, which "
-                             "is not a Messages API body")
-        rebuilt = _apply(delta, base)
-        parsed[index] = rebuilt
-        full.append(json.dumps(rebuilt, ensure_ascii=False, separators=(",", ":")).encode())
-    return full
-
-
-def _messages_body(body: bytes) -> dict[str, Any] | None:
-    if not body or body[:1] != b"{":
-        return None
-    try:
-        value = json.loads(body)
-    except ValueError:
-        return None
-    if isinstance(value, dict) and isinstance(value.get("messages"), list) and DELTA_KEY not in value:
-        return value
-    return None
+        base_index = delta.get("base")
+        base = bodies[base_index] if isinstance(base_index, int) and 0 <= base_index < index else None
+        if isinstance(base, bytes):
+            if base_index not in parsed:
+                parsed[base_index] = JsonBody.parse(base)  # type: ignore[index]
+            base = parsed[base_index]  # type: ignore[index]
+        if not isinstance(base, JsonBody):
+            raise ValueError(f"interaction {index} is stored as a delta of interaction {base_index}, which is not "
+                             "an earlier Messages API body")
+        try:
+            bodies.append(_rebuild(delta, base))
+        except (KeyError, TypeError, IndexError, ValueError, AttributeError) as error:
+            raise ValueError(f"interaction {index} is a malformed delta ({type(error).__name__}: {error})") from error
+    return bodies
 
 
 def _delta_body(body: bytes) -> dict[str, Any] | None:
-    if not body or not body.startswith(b'{"' + DELTA_KEY.encode()):
+    if not body or not body.startswith(_DELTA_START):
         return None
     try:
         value = json.loads(body)
@@ -90,66 +89,40 @@ def _delta_body(body: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) and value.get(DELTA_KEY) == DELTA_FORMAT else None
 
 
-def _delta(base: dict[str, Any], new: dict[str, Any], base_index: int) -> dict[str, Any]:
-    old_messages, _ = _strip(base["messages"])
-    new_messages, marks = _strip(new["messages"])
+def _delta(base: JsonBody, new: JsonBody, base_index: int) -> dict[str, Any]:
     keep = 0
-    for old, current in zip(old_messages, new_messages, strict=False):
+    for old, current in zip(base.encoded_messages, new.encoded_messages, strict=False):
         if old != current:
             break
         keep += 1
     delta: dict[str, Any] = {DELTA_KEY: DELTA_FORMAT, "base": base_index,
-                             "set": {k: v for k, v in new.items() if k != "messages" and (k not in base or base[k] != v)},
-                             "keep": keep, "messages": new_messages[keep:]}
-    if marks:
-        delta["cache_control"] = marks
-    dropped = [k for k in base if k not in new]
+                             "set": {k: v for k, v in new.fields.items() if base.encoded.get(k) != new.encoded[k]},
+                             "keep": keep, "messages": new.messages[keep:]}
+    if new.marks:
+        delta["cache_control"] = new.marks
+    dropped = [k for k in base.order if k not in new.order]
     if dropped:
         delta["drop"] = dropped
-    if [k for k in new if k in base] != [k for k in base if k in new]:
-        delta["order"] = list(new)
+    if [k for k in new.order if k in base.order] != [k for k in base.order if k in new.order]:
+        delta["order"] = new.order
     return delta
 
 
-def _apply(delta: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
-    old_messages, _ = _strip(base["messages"])
-    messages = old_messages[:int(delta["keep"])] + list(delta["messages"])
-    for message_index, block_index, mark in delta.get("cache_control", []):
-        # Copy only what gets a mark: the rest is shared with the base, never changed.
-        target = dict(messages[message_index])
-        if block_index is None:
-            target["cache_control"] = mark
-        else:
-            content = list(target["content"])
-            content[block_index] = {**content[block_index], "cache_control": mark}
-            target["content"] = content
-        messages[message_index] = target
-    dropped = set(delta.get("drop", ()))
-    values = {k: v for k, v in base.items() if k not in dropped}
-    values.update(delta["set"])
-    values["messages"] = messages
-    order = delta.get("order") or [k for k in base if k not in dropped] + [k for k in delta["set"] if k not in base]
-    return {k: values[k] for k in order if k in values}
-
-
-def _strip(messages: list[Any]) -> tuple[list[Any], list[list[Any]]]:
-    """The messages without cache_control marks, and where the marks were ([message, block or None, mark])."""
-    stripped, marks = [], []
-    for m_index, message in enumerate(messages):
-        if not isinstance(message, dict):
-            stripped.append(message)
-            continue
-        copy = {k: v for k, v in message.items() if k != "cache_control"}
-        if "cache_control" in message:
-            marks.append([m_index, None, message["cache_control"]])
-        content = message.get("content")
-        if isinstance(content, list):
-            blocks = []
-            for b_index, block in enumerate(content):
-                if isinstance(block, dict) and "cache_control" in block:
-                    marks.append([m_index, b_index, block["cache_control"]])
-                    block = {k: v for k, v in block.items() if k != "cache_control"}
-                blocks.append(block)
-            copy["content"] = blocks
-        stripped.append(copy)
-    return stripped, marks
+def _rebuild(delta: dict[str, Any], base: JsonBody) -> JsonBody:
+    dropped = list(delta.get("drop", ()))
+    set_fields = dict(delta["set"])
+    keep = int(delta["keep"])
+    messages = delta["messages"]
+    if not 0 <= keep <= len(base.messages) or not isinstance(messages, list):
+        raise ValueError(f"keep={keep} of a base with {len(base.messages)} messages")
+    order = list(delta.get("order") or ([k for k in base.order if k not in dropped]
+                                        + [k for k in set_fields if k not in base.order]))
+    if sorted(order) != sorted({*base.fields, *set_fields, "messages"} - set(dropped)):
+        raise ValueError(f"key order {order} does not name the body's keys")
+    marks = [list(mark) for mark in delta.get("cache_control", [])]
+    count = keep + len(messages)
+    for message_index, block_index, *_ in marks:
+        if not 0 <= message_index < count or block_index is not None and not (
+                0 <= block_index < len((base.messages[:keep] + messages)[message_index]["content"])):
+            raise IndexError(f"a cache mark on message {message_index}, block {block_index}")
+    return base.derive(order=order, set_fields=set_fields, drop=dropped, keep=keep, messages=messages, marks=marks)

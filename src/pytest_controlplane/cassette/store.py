@@ -1,8 +1,9 @@
 """A cassette: vcrpy's YAML format, read and written through vcrpy's own serializer.
 
-On top of vcrpy it adds what an agent suite needs: request bodies stored as deltas of the one
-before (linear size, see `delta`), an index by normalised-request hash (a request is matched in
-O(1), a diff is built only on a miss), atomic saves, strict errors for a
+On top of vcrpy it adds what an agent suite needs: request bodies stored as deltas of earlier ones
+and held in memory as shared parts (linear size and load, see `delta` and `body`), an index by the
+hash of the cut request (a request is matched in O(1); the normalised index and a diff are built
+only on a miss), atomic saves, strict errors for a
 missing or corrupt file (vcrpy treats a corrupt file as empty and may overwrite it), and the
 recording's provenance in the cassette's ``metadata``.
 """
@@ -20,6 +21,7 @@ from ..atomic import write_atomically
 from ..errors import CassetteCorrupt, CassetteNotFound
 from ..gateway.normalize import match_key, pretty, quick_key
 from . import delta
+from .body import JsonBody
 
 METADATA_KEY = "controlplane"
 
@@ -28,10 +30,14 @@ METADATA_KEY = "controlplane"
 class Interaction:
     method: str
     uri: str
-    body: bytes
+    stored_body: bytes | JsonBody  # a delta is rebuilt as parts shared with its base, joined only when asked
     headers: dict[str, list[str]]
     response: dict[str, Any]
     plays: int = 0
+
+    @property
+    def body(self) -> bytes:
+        return self.stored_body if isinstance(self.stored_body, bytes) else self.stored_body.to_bytes()
 
     @property
     def route(self) -> str:
@@ -40,6 +46,12 @@ class Interaction:
     @property
     def key(self) -> str:
         return match_key(self.method, self.route, self.body)
+
+    @property
+    def quick_key(self) -> tuple[str, str, bytes]:
+        if isinstance(self.stored_body, bytes):
+            return quick_key(self.method, self.route, self.stored_body)
+        return self.method.upper(), self.route, self.stored_body.digest()
 
 
 @dataclass
@@ -51,10 +63,11 @@ class Cassette:
     def __post_init__(self) -> None:
         # Two indexes: a quick one on the raw body (hashing only), and the full normalised one, built on the
         # first request the quick one misses (another client's JSON spacing, say).
-        self._quick: dict[str, list[int]] = defaultdict(list)
+        self._quick: dict[tuple[str, str, bytes], list[int]] = defaultdict(list)
         self._index: dict[str, list[int]] | None = None
+        self.normalised_matches: set[int] = set()  # found only by the normalised index (slower: reported)
         for position, interaction in enumerate(self.interactions):
-            self._quick[quick_key(interaction.method, interaction.route, interaction.body)].append(position)
+            self._quick[interaction.quick_key].append(position)
 
     # --- reading -------------------------------------------------------------------------------
 
@@ -108,6 +121,7 @@ class Cassette:
                 self._index[interaction.key].append(position)
         for position in self._index.get(match_key(method, route, body), ()):
             if self.interactions[position].plays == 0:
+                self.normalised_matches.add(position)
                 return position
         return None
 
@@ -143,7 +157,7 @@ class Cassette:
     def add(self, interaction: Interaction) -> int:
         self.interactions.append(interaction)
         position = len(self.interactions) - 1
-        self._quick[quick_key(interaction.method, interaction.route, interaction.body)].append(position)
+        self._quick[interaction.quick_key].append(position)
         if self._index is not None:
             self._index[interaction.key].append(position)
         return position
@@ -155,7 +169,7 @@ class Cassette:
         from vcr.serializers import yamlserializer
 
         # Bodies are stored as deltas of earlier ones where that is smaller (see cassette.delta): linear size.
-        bodies = delta.encode([i.body for i in self.interactions])
+        bodies = delta.encode([i.stored_body for i in self.interactions])
         requests = [Request(i.method, i.uri, body, {k: v[0] if len(v) == 1 else v for k, v in i.headers.items()})
                     for i, body in zip(self.interactions, bodies, strict=True)]
         data = {"requests": requests, "responses": [i.response for i in self.interactions]}

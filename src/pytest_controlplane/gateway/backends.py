@@ -26,6 +26,9 @@ from .wire import HOP_BY_HOP, Exchange, ModelRequest, assemble_message, header_v
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 CASSETTE_FORMAT = 2  # 2: request bodies may be deltas (cassette.delta); 1 still loads
+# A replayed request that matched only once normalised: its JSON differs from the compact form the cassette keys
+# (another client's spacing) or something varies that the quick key does not cut.  Still right, only slower.
+NORMALISED_MATCH = "matched after normalising"
 _FORWARD_DROPPED = frozenset({"host", "accept-encoding", "x-api-key", "authorization"}) | HOP_BY_HOP
 
 
@@ -101,7 +104,8 @@ class CassetteBackend:
             position = self._lookup(request)
             if position is not None:
                 response = self.templater.expand_response(self.cassette.play(position))
-                return Exchange(request, response, "cassette", interaction=position)
+                notes = [NORMALISED_MATCH] if position in self.cassette.normalised_matches else []
+                return Exchange(request, response, "cassette", interaction=position, notes=notes)
         if self.mode == "replay":
             raise self._miss(request)
         return self._forward(request)

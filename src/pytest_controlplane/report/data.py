@@ -10,6 +10,7 @@ from ..errors import ControlPlaneError
 def collect(session: Any, *, test: str, outcome: str, failure: str = "", mode: str = "",
             canaries: list[Any] = ()) -> dict[str, Any]:
     """Everything the HTML report of one test needs; `canaries` are the test's Canary objects."""
+    from ..gateway.backends import NORMALISED_MATCH
     from ..gateway.wire import assemble_message
 
     exchanges = []
@@ -48,6 +49,7 @@ def collect(session: Any, *, test: str, outcome: str, failure: str = "", mode: s
 
 def summary(session: Any, *, mode: str) -> dict[str, Any]:
     """The numbers of one agent test for the terminal summary (small: it travels in the test report)."""
+    from ..gateway.backends import NORMALISED_MATCH
     from ..gateway.wire import assemble_message
 
     requests = [e for e in session.gateway.exchanges if e.request.route == "/v1/messages"]
@@ -60,6 +62,7 @@ def summary(session: Any, *, mode: str) -> dict[str, Any]:
     return {"mode": session.gateway.mode if session.gateway.mode == "script" else mode, "turns": len(requests),
             "tokens_in": tokens_in, "tokens_out": tokens_out, "hits": sources.count("cassette"),
             "recorded": sources.count("upstream"), "misses": sum(1 for e in requests if "ReplayMiss" in e.notes),
+            "normalised": sum(1 for e in requests if NORMALISED_MATCH in e.notes),
             "unused": session.gateway.unplayed()}
 
 

@@ -1,0 +1,190 @@
+"""A Messages API request body held as its parts, so that a conversation costs what it adds.
+
+Every request of an agent resends the whole history.  A `JsonBody` keeps each key but ``messages``
+and each message (without its cache marks, which move every turn) encoded once, and a body rebuilt
+from an earlier one (`derive`, what a stored delta says) shares the earlier one's parts.  Its match
+key — the hash of the cut body, see `gateway.normalize.cut` — is computed the same way: the hash
+state after each message is kept, so a derived body hashes only its new messages and the keys
+after ``messages``.  Loading a cassette of N turns is therefore linear, not quadratic.
+
+The parts are encoded as the Anthropic SDK and the Claude Code CLI send JSON (compact, UTF-8), so
+a rebuilt body has the key of the request it was recorded from.  Another client's spacing still
+rebuilds the same JSON value and is matched through the normalised index instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from ..gateway.normalize import cut
+
+MESSAGES = "messages"
+
+
+def dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def strip(messages: list[Any]) -> tuple[list[Any], list[list[Any]]]:
+    """The messages without cache_control marks, and where the marks were: [message, block or None, mark], and
+    the mark's place among the keys when it is not the last one."""
+    stripped, marks = [], []
+    for m_index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            stripped.append(message)
+            continue
+        if "cache_control" in message:
+            marks.append(_mark(m_index, None, message))
+            message = {k: v for k, v in message.items() if k != "cache_control"}
+        content = message.get("content")
+        if isinstance(content, list) and any(isinstance(b, dict) and "cache_control" in b for b in content):
+            blocks = []
+            for b_index, block in enumerate(content):
+                if isinstance(block, dict) and "cache_control" in block:
+                    marks.append(_mark(m_index, b_index, block))
+                    block = {k: v for k, v in block.items() if k != "cache_control"}
+                blocks.append(block)
+            message = {**message, "content": blocks}
+        stripped.append(message)
+    return stripped, marks
+
+
+def _mark(m_index: int, b_index: int | None, marked: dict[str, Any]) -> list[Any]:
+    place = list(marked).index("cache_control")
+    return [m_index, b_index, marked["cache_control"]] + ([place] if place != len(marked) - 1 else [])
+
+
+def _with_mark(value: dict[str, Any], mark: Any, place: int | None) -> dict[str, Any]:
+    items = [(k, v) for k, v in value.items() if k != "cache_control"]
+    items.insert(len(items) if place is None else place, ("cache_control", mark))
+    return dict(items)
+
+
+class JsonBody:
+    """One Messages API body: its key order, other fields, messages without marks, and the marks."""
+
+    __slots__ = ("order", "fields", "encoded", "messages", "encoded_messages", "marks", "_cut", "_states", "_tail",
+                 "_digest")
+
+    def __init__(self, order: list[str], fields: dict[str, Any], messages: list[Any], marks: list[list[Any]],
+                 *, encoded: dict[str, bytes] | None = None, encoded_messages: list[bytes] | None = None) -> None:
+        self.order = order
+        self.fields = fields
+        self.encoded = encoded if encoded is not None else {k: _field(k, v) for k, v in fields.items()}
+        self.messages = messages
+        self.encoded_messages = encoded_messages if encoded_messages is not None else [dumps(m) for m in messages]
+        self.marks = marks
+        self._cut: dict[str, bytes] = {}  # each field's encoding, cut (see normalize.cut)
+        self._states: list[Any] | None = None  # hash state after the head and after each message
+        self._tail: bytes | None = None  # what follows the messages, cut
+        self._digest: bytes | None = None
+
+    @classmethod
+    def parse(cls, raw: bytes) -> JsonBody | None:
+        """The body's parts, or None if it is not a Messages API JSON body."""
+        if not raw or raw[:1] != b"{":
+            return None
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return None
+        if not isinstance(value, dict) or not isinstance(value.get(MESSAGES), list):
+            return None
+        return cls.from_value(value)
+
+    @classmethod
+    def from_value(cls, value: dict[str, Any]) -> JsonBody:
+        messages, marks = strip(value[MESSAGES])
+        return cls(list(value), {k: v for k, v in value.items() if k != MESSAGES}, messages, marks)
+
+    def derive(self, *, order: list[str], set_fields: dict[str, Any], drop: list[str], keep: int,
+               messages: list[Any], marks: list[list[Any]]) -> JsonBody:
+        """A body made of this one's first `keep` messages and fields, changed as told (what a delta stores)."""
+        self.digest()  # the key states of the shared history, handed down below
+        fields = {k: v for k, v in self.fields.items() if k not in drop}
+        fields.update(set_fields)
+        encoded = {k: v for k, v in self.encoded.items() if k not in drop}
+        encoded.update((k, _field(k, v)) for k, v in set_fields.items())
+        body = JsonBody(order, fields, self.messages[:keep] + messages, marks, encoded=encoded,
+                        encoded_messages=self.encoded_messages[:keep] + [dumps(m) for m in messages])
+        body._cut = {k: v for k, v in self._cut.items() if k in encoded and k not in set_fields}
+        if self._head_parts() == body._head_parts():
+            body._states = self._states[:keep + 1]  # the hash of the shared history is not computed again
+        if self._tail_parts() == body._tail_parts():
+            body._tail = self._tail
+        return body
+
+    # --- the whole body ------------------------------------------------------------------------
+
+    def value(self) -> dict[str, Any]:
+        """The JSON value as sent, cache marks in place."""
+        values = {**self.fields, MESSAGES: self._marked_messages()}
+        return {k: values[k] for k in self.order}
+
+    def to_bytes(self) -> bytes:
+        """The body as a compact-JSON client sends it (joined from the encoded parts, not encoded again)."""
+        encoded = list(self.encoded_messages)
+        marked = self._marked_messages()
+        for message_index in {mark[0] for mark in self.marks}:
+            encoded[message_index] = dumps(marked[message_index])
+        parts = [b'"messages":[' + b",".join(encoded) + b"]" if k == MESSAGES else self.encoded[k] for k in self.order]
+        return b"{" + b",".join(parts) + b"}"
+
+    def digest(self) -> bytes:
+        """sha256 of `cut(self.to_bytes())`, computed from the parts: only messages not hashed before cost."""
+        if self._digest is None:
+            states = self._states
+            if states is None:
+                state = hashlib.sha256()
+                head = self._head()
+                state.update(b"{" + b",".join(head) + (b"," if head else b"") + b'"messages":[')
+                states = [state]
+            for number in range(len(states) - 1, len(self.messages)):
+                state = states[-1].copy()
+                state.update(b"," + cut(self.encoded_messages[number]) if number else cut(self.encoded_messages[number]))
+                states.append(state)
+            self._states = states
+            if self._tail is None:
+                tail = map(self._cut_field, self.order[self.order.index(MESSAGES) + 1:])
+                self._tail = b"]" + b"".join(b"," + part for part in tail if part) + b"}"
+            final = states[-1].copy()
+            final.update(self._tail)
+            self._digest = final.digest()
+        return self._digest
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def _marked_messages(self) -> list[Any]:
+        messages = list(self.messages)
+        for message_index, block_index, mark, *place in self.marks:
+            # Copy only what gets a mark: the rest is shared with the bodies this one came from.
+            target = messages[message_index]
+            if block_index is None:
+                target = _with_mark(target, mark, place[0] if place else None)
+            else:
+                content = list(target["content"])
+                content[block_index] = _with_mark(content[block_index], mark, place[0] if place else None)
+                target = {**target, "content": content}
+            messages[message_index] = target
+        return messages
+
+    def _head_parts(self) -> list[bytes]:
+        return [self.encoded[k] for k in self.order[:self.order.index(MESSAGES)]]
+
+    def _head(self) -> list[bytes]:
+        """The cut fields before `messages` (a field cut to nothing, the metadata, goes with its comma)."""
+        return [part for part in map(self._cut_field, self.order[:self.order.index(MESSAGES)]) if part]
+
+    def _cut_field(self, key: str) -> bytes:
+        if key not in self._cut:
+            self._cut[key] = cut(self.encoded[key])
+        return self._cut[key]
+
+    def _tail_parts(self) -> list[bytes]:
+        return [self.encoded[k] for k in self.order[self.order.index(MESSAGES) + 1:]]
+
+
+def _field(key: str, value: Any) -> bytes:
+    return dumps(key) + b":" + dumps(value)
