@@ -212,3 +212,16 @@ def test_a_request_matched_only_after_normalising_is_told_apart(tmp_path, dumps,
         send_all(replay.base_url)
     assert [e.source for e in replay.exchanges] == ["cassette"] * 3
     assert [NORMALISED_MATCH in e.notes for e in replay.exchanges] == [False, slow, slow]  # #0 is stored raw
+
+
+@pytest.mark.parametrize("raw, order", [
+    ('{"a": 1, "messages": [ {"role":"user","content":"x"} , 2 ], "b": {"c": [1,2]} }', ["a", "messages", "b"]),
+    ('{"messages":[],"messages":[1]}', ["messages"]),  # a repeated key: the last one, as json.loads reads it
+    ('{"messages":[1,]}', None), ('{"messages":[1],}', None), ('{"messages":[,1]}', None),
+    ('{"messages":[1]} x', None), ('{"a":1}', None), ("[1]", None),
+])
+def test_a_stored_body_is_taken_apart_only_if_it_is_a_json_messages_body(raw, order):
+    body = JsonBody.parse(raw.encode())
+    assert (body and body.order) == order
+    if body is not None:
+        assert body.value() == json.loads(raw)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 from ..gateway.normalize import cut
@@ -83,16 +84,29 @@ class JsonBody:
 
     @classmethod
     def parse(cls, raw: bytes) -> JsonBody | None:
-        """The body's parts, or None if it is not a Messages API JSON body."""
+        """The body's parts, or None if it is not a Messages API JSON body.  The parts keep the bytes they had in
+        `raw` (sliced while parsing, not encoded again), so the body is keyed exactly as it was sent."""
         if not raw or raw[:1] != b"{":
             return None
         try:
-            value = json.loads(raw)
-        except ValueError:
+            text = raw.decode("utf-8")
+            members = _members(text)
+        except (ValueError, StopIteration, IndexError):
             return None
-        if not isinstance(value, dict) or not isinstance(value.get(MESSAGES), list):
-            return None
-        return cls.from_value(value)
+        if members is None:  # valid JSON this walk does not take apart (a repeated key, say)
+            try:
+                value = json.loads(text)
+            except ValueError:
+                return None
+            return cls.from_value(value) if isinstance(value, dict) and isinstance(value.get(MESSAGES), list) else None
+        order = [key for key, _, _ in members]
+        fields = {key: value for key, value, _ in members if key != MESSAGES}
+        encoded = {key: piece.encode() for key, value, piece in members if key != MESSAGES}
+        listed = next(value for key, value, _ in members if key == MESSAGES)
+        messages, marks = strip([value for value, _ in listed])
+        marked = {mark[0] for mark in marks}
+        encoded_messages = [dumps(messages[n]) if n in marked else piece.encode() for n, (_, piece) in enumerate(listed)]
+        return cls(order, fields, messages, marks, encoded=encoded, encoded_messages=encoded_messages)
 
     @classmethod
     def from_value(cls, value: dict[str, Any]) -> JsonBody:
@@ -188,3 +202,50 @@ class JsonBody:
 
 def _field(key: str, value: Any) -> bytes:
     return dumps(key) + b":" + dumps(value)
+
+
+_scan = json.JSONDecoder().scan_once
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _members(text: str) -> list[tuple[str, Any, Any]] | None:
+    """A JSON object's members as (key, value, its text `"key":value`), with `messages` as a list of (value,
+    its text) per message; None if it has no `messages` list or a key twice.  Raises on invalid JSON."""
+    members: list[tuple[str, Any, Any]] = []
+    position = _SPACE.match(text, 1).end()
+    while text[position] != "}" or members:
+        start = position
+        if text[position] != '"':
+            raise ValueError("a key was expected")
+        key, position = json.decoder.scanstring(text, position + 1)
+        position = _SPACE.match(text, position).end()
+        if text[position] != ":":
+            raise ValueError("':' was expected")
+        position = _SPACE.match(text, position + 1).end()
+        if key == MESSAGES and text[position] == "[":
+            listed: list[tuple[Any, str]] = []
+            position = _SPACE.match(text, position + 1).end()
+            while text[position] != "]" or listed:
+                value, end = _scan(text, position)
+                listed.append((value, text[position:end]))
+                position = _SPACE.match(text, end).end()
+                if text[position] == "]":
+                    break
+                if text[position] != ",":
+                    raise ValueError("',' or ']' was expected")
+                position = _SPACE.match(text, position + 1).end()
+            members.append((key, listed, None))
+            position += 1
+        else:
+            value, position = _scan(text, position)
+            members.append((key, value, text[start:position]))
+        position = _SPACE.match(text, position).end()
+        if text[position] == "}":
+            break
+        if text[position] != ",":
+            raise ValueError("',' or '}' was expected")
+        position = _SPACE.match(text, position + 1).end()
+    if text[position + 1:].strip(" \t\n\r"):
+        raise ValueError("text after the JSON object")
+    keys = [key for key, _, _ in members]
+    return members if MESSAGES in keys and len(set(keys)) == len(keys) else None

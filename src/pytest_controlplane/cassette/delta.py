@@ -12,7 +12,7 @@ when it changed), the first `keep` messages of the base (compared without their 
 which the CLI moves to the newest block on every request), the new messages, and where the marks sit
 now ([message, block or null, mark], and the mark's place among the block's keys when it is not last).  The base is the latest earlier request with the same model, system prompt and tools (so a side
 request with another prompt does not break the chain), else the one before.  The YAML stays
-vcrpy-loadable (a body is a JSON string); a delta that would not rebuild the exact body, or is not
+vcrpy-loadable (a body is a JSON string); a delta that would not rebuild the exact JSON value, or is not
 smaller, is never written.  `decode` gives each delta back as a `JsonBody` sharing its base's parts.
 """
 
@@ -29,7 +29,7 @@ _DELTA_START = b'{"' + DELTA_KEY.encode()
 
 
 def encode(bodies: list[bytes | JsonBody]) -> list[bytes]:
-    """The bodies to store: deltas of earlier JSON bodies where that is smaller and rebuilds them exactly."""
+    """The bodies to store: deltas of earlier JSON bodies where that is smaller and rebuilds the same value."""
     stored: list[bytes] = []
     latest: dict[tuple[bytes | None, ...], tuple[JsonBody, int]] = {}
     previous: tuple[JsonBody, int] | None = None
@@ -47,7 +47,7 @@ def encode(bodies: list[bytes | JsonBody]) -> list[bytes]:
         if base is not None:
             delta = _delta(base[0], body, base[1])
             encoded = dumps(delta)
-            if len(encoded) < len(full) and _rebuild(delta, base[0]).to_bytes() == body.to_bytes():
+            if len(encoded) < len(full) and _rebuild(delta, base[0]).value() == body.value():
                 written = encoded
         stored.append(written)
         latest[signature] = previous = (body, index)
