@@ -13,11 +13,13 @@ stand-in API answers while recording.  Then, each timed from cassette file to la
 - vcrpy: replayed by vcrpy's use_cassette with pytest-recording's default configuration (record_mode
          "none" on replay, vcrpy's default matchers: method, scheme, host, port, path, query), in-process.
 
-"overhead ms/req" is (replay - agent) / requests: what replaying adds to each model call, loading
-the cassette and starting the server included.  "unique" is what any cassette must hold: the system
+"gateway ms/req" is the gateway's own time per request, measured inside it: loading the cassette
+and starting, serving each request from its request line in to its answer out (Exchange.seconds),
+stopping.  "overhead ms/req" is (replay - agent) / requests: all that replaying adds to each model
+call, the agent's own HTTP stack and the thread switches included (a difference of two noisy times).  "unique" is what any cassette must hold: the system
 prompt and tools once, each message once, each response once.
 
-Times are the best of R interleaved runs (R = 30 for N <= 20, 10 for N = 100, 5 above): the code is
+Times are the best of R interleaved runs (R = 30 for N <= 20, 12 for N = 100, 8 above): the code is
 deterministic, so the fastest run is the one least disturbed by the rest of the machine (timeit's
 reasoning); this VM's jitter moves medians of a 15 ms run by +-30 %.  The median ratio is printed too.
 """
@@ -129,10 +131,20 @@ def measure(turns: int, system: object, tools: list, root: Path) -> dict:
     # (making one loads the TLS certificates: ~20 ms that would drown what is measured here).
     http = httpx2.Client()
 
+    gateway_times: list[float] = []
+
     def replay_ours() -> None:
-        with ModelGateway(mode="replay", cassette=ours) as gateway:
+        start = time.perf_counter()
+        gateway = ModelGateway(mode="replay", cassette=ours)
+        with gateway:
+            opened = time.perf_counter()
             run_loop(anthropic.Anthropic(base_url=gateway.base_url, api_key="bench", max_retries=0, http_client=http),
                      system, tools, turns)
+            finished = time.perf_counter()
+        # The gateway's own time: loading and starting, serving each request (from its request line in to its
+        # answer out, see Exchange.seconds), stopping.
+        gateway_times.append(opened - start + sum(e.seconds for e in gateway.exchanges)
+                             + time.perf_counter() - finished)
 
     def replay_vcrpy() -> None:
         player = vcrpy.VCR(record_mode="none", path_transformer=vcrpy.VCR.ensure_suffix(".yaml"))
@@ -141,11 +153,12 @@ def measure(turns: int, system: object, tools: list, root: Path) -> dict:
                      tools, turns)
 
     times: dict[str, list[float]] = {"agent": [], "ours": [], "vcrpy": []}
-    for _ in range(30 if turns <= 20 else 10 if turns <= 100 else 5):
+    for _ in range(30 if turns <= 20 else 12 if turns <= 100 else 8):
         for name, run in (("agent", agent_alone), ("ours", replay_ours), ("vcrpy", replay_vcrpy)):
             times[name].append(timed(run))
     return {"turns": turns, "requests": turns + 1, **{k: min(v) for k, v in times.items()},
             "median_ratio": statistics.median(times["ours"]) / statistics.median(times["vcrpy"]),
+            "gateway": min(gateway_times),
             "ours_bytes": ours.stat().st_size, "vcrpy_bytes": theirs.stat().st_size, "unique": unique_bytes(ours)}
 
 
@@ -153,13 +166,14 @@ def main() -> None:
     sizes = [int(a) for a in sys.argv[1:]] or [5, 20, 100, 300]
     system, tools = cli_prompt()
     print(f"{'N':>4} {'agent s':>8} {'ours s':>8} {'vcrpy s':>8} {'ours/vcrpy':>10} {'(median)':>8} "
-          f"{'ours overhead ms/req':>20} {'vcrpy overhead ms/req':>21} {'ours KB':>9} {'vcrpy KB':>9} "
+          f"{'gateway ms/req':>14} {'ours overhead ms/req':>20} {'vcrpy overhead ms/req':>21} {'ours KB':>9} "
+          f"{'vcrpy KB':>9} "
           f"{'unique KB':>9} {'ours/unique':>11}")
     with tempfile.TemporaryDirectory() as tmp:
         for turns in sizes:
             r = measure(turns, system, tools, Path(tmp))
             print(f"{r['turns']:>4} {r['agent']:>8.3f} {r['ours']:>8.3f} {r['vcrpy']:>8.3f} "
-                  f"{r['ours'] / r['vcrpy']:>10.2f} {r['median_ratio']:>8.2f} "
+                  f"{r['ours'] / r['vcrpy']:>10.2f} {r['median_ratio']:>8.2f} {1000 * r['gateway'] / r['requests']:>14.2f} "
                   f"{1000 * (r['ours'] - r['agent']) / r['requests']:>20.2f} "
                   f"{1000 * (r['vcrpy'] - r['agent']) / r['requests']:>21.2f} {r['ours_bytes'] / 1e3:>9.0f} "
                   f"{r['vcrpy_bytes'] / 1e3:>9.0f} {r['unique'] / 1e3:>9.0f} {r['ours_bytes'] / r['unique']:>11.2f}",

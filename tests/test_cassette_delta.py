@@ -3,6 +3,7 @@ every rebuilt request is keyed exactly like the request it was recorded from."""
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import json
 
@@ -18,7 +19,8 @@ from pytest_controlplane.cassette.body import JsonBody
 from pytest_controlplane.cassette.store import Interaction
 from pytest_controlplane.errors import CassetteCorrupt
 from pytest_controlplane.gateway.backends import NORMALISED_MATCH
-from pytest_controlplane.gateway.normalize import quick_key
+from pytest_controlplane.gateway import keys
+from pytest_controlplane.gateway.keys import ConversationKeys, cut, quick_key
 
 # What the Claude Code CLI puts in its system prompt that changes from run to run, and a tool whose schema has a
 # property called "metadata" (cut like the top-level one: both sides of a match must cut it alike).
@@ -225,3 +227,43 @@ def test_a_stored_body_is_taken_apart_only_if_it_is_a_json_messages_body(raw, or
     assert (body and body.order) == order
     if body is not None:
         assert body.value() == json.loads(raw)
+
+
+class _DenseKeys(ConversationKeys):
+    SPACING = 1024  # checkpoints every KB, so that small bodies exercise them
+
+
+# Mostly long stretches without markers (where checkpoints go), now and then a marker.
+pieces = st.sampled_from([b"x" * 700] * 8 + [b"Today's date is 2026-01-02. ", b'"cache_control":{"type":"ephemeral"}',
+                                           b',"metadata":{"user_id":"u"}', b"OS Version: Linux 6.1\\n",
+                                           b"cc_version=2.1.3.ab;", b","])
+edits = st.lists(st.tuples(st.floats(0, 1), st.lists(pieces, max_size=12).map(b"".join)), min_size=1, max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(first=st.lists(pieces, min_size=10, max_size=40).map(b"".join), edits=edits)
+def test_resuming_from_an_earlier_request_gives_the_key_of_the_whole_body(first, edits):
+    """Each request keeps a prefix of an earlier one (any length: a history, a fork, a side request) and adds
+    bytes that may hold the cut markers; the resumed key is always the key of the whole body."""
+    requests, bodies = _DenseKeys(), [first]
+    for fraction, added in edits:
+        base = bodies[int(fraction * 997) % len(bodies)]
+        bodies.append(base[:int(fraction * len(base))] + added + base[int(fraction * len(base)):][:len(added)])
+    for body in bodies:
+        assert requests.key("post", "/v1/messages", body) == quick_key("POST", "/v1/messages", body)
+
+
+def test_a_growing_conversation_is_keyed_for_what_each_request_adds(monkeypatch):
+    """O(new bytes) per request: what is scanned stays flat while the bodies grow seven-fold (keying each body
+    whole would scan all of it), and every key is still the key of the whole body."""
+    bodies = conversation(120)
+    expected = [quick_key("POST", "/v1/messages", body) for body in bodies]
+    scanned: list[int] = []
+    real_found = keys._found
+    monkeypatch.setattr(keys, "_found", lambda data, start=0: scanned.append(len(data) - start) or real_found(data, start))
+    requests = ConversationKeys()
+    assert [requests.key("POST", "/v1/messages", body) for body in bodies] == expected
+    # What follows the messages (the system prompt here, ~20 KB) is hashed each time, plus up to two checkpoints'
+    # spacing: the first body's size plus that, whatever the turn.
+    assert len(bodies[-1]) > 6 * len(bodies[0])
+    assert max(scanned[30:]) < len(bodies[0]) + 2 * ConversationKeys.SPACING < len(bodies[-1]) / 2, scanned[-5:]

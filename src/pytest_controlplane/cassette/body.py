@@ -19,7 +19,7 @@ import json
 import re
 from typing import Any
 
-from ..gateway.normalize import cut
+from ..gateway.keys import cut
 
 MESSAGES = "messages"
 

@@ -18,7 +18,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from .wire import SseEvent, encode_sse, header_value, is_sse, parse_sse
@@ -140,11 +140,11 @@ def coalesce_blocks_containing(events: list[SseEvent], wanted: Any) -> list[SseE
 # --- Normalising for matching --------------------------------------------------------------------
 
 # Text that differs between two runs of the same agent: (literal start, pattern, what replaces the match: a text,
-# or the number of the group that stays).
+# or the number of the group that stays).  Every pattern matches at most a few hundred bytes (see gateway.keys).
 _VARYING_SOURCES: tuple[tuple[str, str, str | int], ...] = (
     ("Today's date is ", r"Today's date is \d{4}-\d{2}-\d{2}", "Today's date is {{date}}"),
-    ("OS Version: ", r'OS Version: [^\n\\"]*', "OS Version: {{os}}"),
-    ("cc_version=", r"(cc_version=[0-9.]+)\.[0-9a-f]+", 1),
+    ("OS Version: ", r'OS Version: [^\n\\"]{0,200}', "OS Version: {{os}}"),
+    ("cc_version=", r"(cc_version=[0-9.]{1,40})\.[0-9a-f]{1,40}", 1),
 )
 _VARYING_TEXT = [(re.compile(pattern), replacement if isinstance(replacement, str) else rf"\{replacement}")
                  for _, pattern, replacement in _VARYING_SOURCES]
@@ -199,72 +199,6 @@ def _unmarked(item: Any) -> Any:
     if isinstance(item.get("content"), list):
         item["content"] = [_unmarked(block) for block in item["content"]]
     return item
-
-
-# The quick key's cuts, on raw bytes: the varying text, and the cache marks and metadata objects.
-_CUTS = tuple((marker.encode(), re.compile(pattern.encode()),
-               replacement.encode() if isinstance(replacement, str) else replacement)
-              for marker, pattern, replacement in _VARYING_SOURCES) + (
-    (b'"cache_control":', re.compile(rb'"cache_control":\{[^{}]*\}'), b""),
-    (b'"metadata":', re.compile(rb'"metadata":\{[^{}]*\}'), b""),
-)
-
-
-@functools.cache
-def _cut_markers() -> Any:
-    from ahocorasick_rs import MATCHKIND_LEFTMOST_FIRST, BytesAhoCorasick, Implementation
-
-    # One pass for all markers (a DFA with a SIMD prefilter: ~15 GB/s, where five bytes.find take ~0.9 ms per MB).
-    return BytesAhoCorasick([marker for marker, _, _ in _CUTS], matchkind=MATCHKIND_LEFTMOST_FIRST,
-                            implementation=Implementation.DFA)
-
-
-def _cuts(data: bytes) -> Iterator[tuple[int, int, bytes]]:
-    """Where `data` has what varies between identical runs: (start, end, what stands there instead)."""
-    position = 0
-    for number, start, _ in _cut_markers().find_matches_as_indexes(data):
-        if start < position:
-            continue
-        _, pattern, replacement = _CUTS[number]
-        match = pattern.match(data, start)
-        if match is None:
-            continue
-        begin, end = match.span()
-        if replacement == b"":  # a key and its value go with one comma, as if the key had never been there
-            if begin > position and data[begin - 1:begin] == b",":
-                begin -= 1
-            elif data[end:end + 1] == b",":
-                end += 1
-        yield begin, end, match.group(replacement) if isinstance(replacement, int) else replacement
-        position = end
-
-
-def cut(data: bytes) -> bytes:
-    """A raw JSON body (or one value of it) without what varies between identical runs: the varying text
-    replaced, cache marks and metadata objects cut out with their comma.  Byte-level, no parsing; a JSON value
-    cut piece by piece gives the same bytes as the whole, which lets a stored body be keyed message by message."""
-    pieces: list[bytes | memoryview] = []
-    view, position = memoryview(data), 0
-    for begin, end, replacement in _cuts(data):
-        pieces += (view[position:begin], replacement)
-        position = end
-    if not pieces:
-        return data
-    pieces.append(view[position:])
-    return b"".join(pieces)
-
-
-def quick_key(method: str, route: str, body: bytes) -> tuple[str, str, bytes]:
-    """The key a replay by the same client is matched by: method, path and the sha256 of `cut(body)` (hashed
-    around the cuts, never copied).  A request it misses (another client's JSON spacing, say) is still matched
-    by `match_key`."""
-    digest, view, position = hashlib.sha256(), memoryview(body), 0
-    for begin, end, replacement in _cuts(body):
-        digest.update(view[position:begin])
-        digest.update(replacement)
-        position = end
-    digest.update(view[position:])
-    return method.upper(), route, digest.digest()
 
 
 def match_key(method: str, route: str, body: bytes) -> str:

@@ -97,6 +97,7 @@ class Exchange:
     source: str  # "cassette", "upstream", "script", "gateway" (an error it made itself)
     interaction: int | None = None  # index in the cassette, when replayed or recorded
     notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0  # the gateway's own time: from the request line in to the last byte of the answer out
 
     @property
     def status(self) -> int:
