@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -57,6 +58,39 @@ def test_count_tokens_and_unknown_paths():
         assert "serves POST /v1/messages and /v1/messages/count_tokens only, not POST /v1/complete" in \
             body["error"]["message"]
     assert gateway.problems == []
+
+
+def test_any_http_client_is_served_keep_alive_http_1_0_and_expect_continue():
+    """The gateway reads requests itself (not with http.server's email parser): keep-alive, header names in any
+    case, HTTP/1.0, and curl's `Expect: 100-continue` must all still work."""
+    body = json.dumps({"messages": []}).encode()
+
+    def exchange(sock: socket.socket, request: bytes) -> bytes:
+        sock.sendall(request)
+        answer = b""
+        while b"input_tokens" not in answer:
+            chunk = sock.recv(65536)
+            assert chunk, answer
+            answer += chunk
+        return answer
+
+    with ModelGateway(mode="script", script=ScriptedModel([])) as gateway:
+        address = ("127.0.0.1", int(gateway.base_url.rsplit(":", 1)[1]))
+        with socket.create_connection(address) as sock:
+            for name in ("Content-Length", "content-length"):  # two requests on one connection
+                answer = exchange(sock, b"POST /v1/messages/count_tokens HTTP/1.1\r\nHost: x\r\n%s: %d\r\n\r\n%s"
+                                  % (name.encode(), len(body), body))
+                assert answer.startswith(b"HTTP/1.1 200 OK\r\n") and b"content-length:" in answer
+        with socket.create_connection(address) as sock:
+            answer = exchange(sock, b"POST /v1/messages/count_tokens HTTP/1.0\r\nContent-Length: %d\r\n\r\n%s"
+                              % (len(body), body))
+            assert answer.startswith(b"HTTP/1.1 200 OK\r\n")
+        with socket.create_connection(address) as sock:
+            sock.sendall(b"POST /v1/messages/count_tokens HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                         b"Content-Length: %d\r\n\r\n" % len(body))
+            assert sock.recv(65536).startswith(b"HTTP/1.1 100 Continue\r\n")
+            assert exchange(sock, body).startswith(b"HTTP/1.1 200 OK\r\n")
+    assert [e.status for e in gateway.exchanges] == [200] * 4 and all(e.seconds > 0 for e in gateway.exchanges)
 
 
 def test_templating_joins_split_deltas_and_round_trips():

@@ -262,6 +262,8 @@ class _Handler(BaseHTTPRequestHandler):
             return False
         self.headers = headers  # type: ignore[assignment]
         self.close_connection = headers.get("connection", "").lower() == "close"
+        if headers.get("expect", "").lower() == "100-continue":  # curl, for a large body
+            return self.handle_expect_100()
         return True
 
     def _handle(self) -> None:
@@ -305,8 +307,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"0\r\n\r\n")
         else:
             if interrupt is not None:
-                self.wfile.write(("\r\n".join(head) + "\r\n").encode("latin-1"))
-                interrupt()
+                interrupt()  # a crash test: no answer at all
                 self.close_connection = True
                 return
             # One write: status, headers and body leave together.
