@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -163,21 +164,24 @@ def measure(turns: int, system: object, tools: list, root: Path) -> dict:
 
 
 def main() -> None:
-    sizes = [int(a) for a in sys.argv[1:]] or [5, 20, 100, 300]
-    system, tools = cli_prompt()
+    if sys.argv[1:2] == ["--one"]:  # one size, in a process of its own (see below)
+        system, tools = cli_prompt()
+        with tempfile.TemporaryDirectory() as tmp:
+            r = measure(int(sys.argv[2]), system, tools, Path(tmp))
+        print(f"{r['turns']:>4} {r['agent']:>8.3f} {r['ours']:>8.3f} {r['vcrpy']:>8.3f} "
+              f"{r['ours'] / r['vcrpy']:>10.2f} {r['median_ratio']:>8.2f} {1000 * r['gateway'] / r['requests']:>14.2f} "
+              f"{1000 * (r['ours'] - r['agent']) / r['requests']:>20.2f} "
+              f"{1000 * (r['vcrpy'] - r['agent']) / r['requests']:>21.2f} {r['ours_bytes'] / 1e3:>9.0f} "
+              f"{r['vcrpy_bytes'] / 1e3:>9.0f} {r['unique'] / 1e3:>9.0f} {r['ours_bytes'] / r['unique']:>11.2f}",
+              flush=True)
+        return
     print(f"{'N':>4} {'agent s':>8} {'ours s':>8} {'vcrpy s':>8} {'ours/vcrpy':>10} {'(median)':>8} "
           f"{'gateway ms/req':>14} {'ours overhead ms/req':>20} {'vcrpy overhead ms/req':>21} {'ours KB':>9} "
-          f"{'vcrpy KB':>9} "
-          f"{'unique KB':>9} {'ours/unique':>11}")
-    with tempfile.TemporaryDirectory() as tmp:
-        for turns in sizes:
-            r = measure(turns, system, tools, Path(tmp))
-            print(f"{r['turns']:>4} {r['agent']:>8.3f} {r['ours']:>8.3f} {r['vcrpy']:>8.3f} "
-                  f"{r['ours'] / r['vcrpy']:>10.2f} {r['median_ratio']:>8.2f} {1000 * r['gateway'] / r['requests']:>14.2f} "
-                  f"{1000 * (r['ours'] - r['agent']) / r['requests']:>20.2f} "
-                  f"{1000 * (r['vcrpy'] - r['agent']) / r['requests']:>21.2f} {r['ours_bytes'] / 1e3:>9.0f} "
-                  f"{r['vcrpy_bytes'] / 1e3:>9.0f} {r['unique'] / 1e3:>9.0f} {r['ours_bytes'] / r['unique']:>11.2f}",
-                  flush=True)
+          f"{'vcrpy KB':>9} {'unique KB':>9} {'ours/unique':>11}", flush=True)
+    # Each size in a fresh interpreter: what an earlier size left in memory (vcrpy's 100 MB cassettes, caches)
+    # does not slow the next one down.
+    for turns in [int(a) for a in sys.argv[1:]] or [5, 20, 100, 300]:
+        subprocess.run([sys.executable, __file__, "--one", str(turns)], check=True)
 
 
 if __name__ == "__main__":
