@@ -3,13 +3,14 @@
 Every request of an agent resends the whole history.  A `JsonBody` keeps each key but ``messages``
 and each message (without its cache marks, which move every turn) encoded once, and a body rebuilt
 from an earlier one (`derive`, what a stored delta says) shares the earlier one's parts.  Its match
-key — the hash of the cut body, see `gateway.normalize.cut` — is computed the same way: the hash
-state after each message is kept, so a derived body hashes only its new messages and the keys
-after ``messages``.  Loading a cassette of N turns is therefore linear, not quadratic.
+key — the hash of the cut body, see `gateway.keys` — is computed the same way: the hash state after
+each message is kept, so a derived body hashes only its new messages and the keys after
+``messages``.  Loading a cassette of N turns is therefore linear, not quadratic.
 
-The parts are encoded as the Anthropic SDK and the Claude Code CLI send JSON (compact, UTF-8), so
-a rebuilt body has the key of the request it was recorded from.  Another client's spacing still
-rebuilds the same JSON value and is matched through the normalised index instead.
+A body stored whole is taken apart keeping the bytes it was sent with; what a delta adds is encoded
+as the Anthropic SDK and the Claude Code CLI send JSON (compact, UTF-8), so a rebuilt body has the
+key of the request it was recorded from.  Another client's spacing still rebuilds the same JSON
+value, and is matched through the normalised index instead.
 """
 
 from __future__ import annotations
