@@ -16,12 +16,15 @@ stand-in API answers while recording.  Then, each timed from cassette file to la
 "gateway ms/req" is the gateway's own time per request, measured inside it: loading the cassette
 and starting, serving each request from its request line in to its answer out (Exchange.seconds),
 stopping.  "overhead ms/req" is (replay - agent) / requests: all that replaying adds to each model
-call, the agent's own HTTP stack and the thread switches included (a difference of two noisy times).  "unique" is what any cassette must hold: the system
-prompt and tools once, each message once, each response once.
+call, the agent's own HTTP stack and the thread switches included (a difference of two noisy
+times).  "http alone ms/req" is the same for a trivial HTTP server that answers the recorded
+responses in order: the round trip any HTTP-level replay costs this agent.  "unique" is what any
+cassette must hold: the system prompt and tools once, each message once, each response once.
 
-Times are the best of R interleaved runs (R = 30 for N <= 20, 12 for N = 100, 8 above): the code is
-deterministic, so the fastest run is the one least disturbed by the rest of the machine (timeit's
-reasoning); this VM's jitter moves medians of a 15 ms run by +-30 %.  The median ratio is printed too.
+Times are the best of R interleaved runs (R = 30 for N <= 20, 12 for N = 100, 8 above) in each of 3
+fresh processes: the code is deterministic, so the fastest run is the one least disturbed by the
+rest of the machine (timeit's reasoning); this VM's jitter moves medians of a 15 ms run by +-30 %.
+The median of the processes' median ratios is printed too.
 """
 
 from __future__ import annotations
@@ -31,7 +34,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import anthropic
@@ -109,6 +114,34 @@ def in_process(responses: list[dict]) -> anthropic.Anthropic:
                                http_client=httpx2.Client(transport=httpx2.MockTransport(answer)))
 
 
+class TrivialServer:
+    """The cheapest HTTP server there is here: answers the recorded responses in order, no matching, no
+    bookkeeping.  What an agent pays for the HTTP round trip alone."""
+
+    def __init__(self, responses: list[dict]) -> None:
+        self.bodies = [r["body"]["string"] for r in responses]
+        self.served = 0
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                self.rfile.read(int(self.headers["content-length"]))
+                body = owner.bodies[owner.served]
+                owner.served += 1
+                self.wfile.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s"
+                                 % (len(body), body))
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
 def measure(turns: int, system: object, tools: list, root: Path) -> dict:
     from pytest_controlplane import Cassette
 
@@ -127,6 +160,13 @@ def measure(turns: int, system: object, tools: list, root: Path) -> dict:
 
     def agent_alone() -> None:
         run_loop(in_process(responses), system, tools, turns)
+
+    trivial = TrivialServer(responses)
+
+    def http_alone() -> None:
+        trivial.served = 0
+        run_loop(anthropic.Anthropic(base_url=trivial.url, api_key="bench", max_retries=0, http_client=http), system,
+                 tools, turns)
 
     # Each run makes its client, as a test does (the gateway's port is new each time), on one shared httpx client
     # (making one loads the TLS certificates: ~20 ms that would drown what is measured here).
@@ -153,9 +193,10 @@ def measure(turns: int, system: object, tools: list, root: Path) -> dict:
             run_loop(anthropic.Anthropic(base_url=url, api_key="bench", max_retries=0, http_client=http), system,
                      tools, turns)
 
-    times: dict[str, list[float]] = {"agent": [], "ours": [], "vcrpy": []}
+    times: dict[str, list[float]] = {"agent": [], "http": [], "ours": [], "vcrpy": []}
     for _ in range(30 if turns <= 20 else 12 if turns <= 100 else 8):
-        for name, run in (("agent", agent_alone), ("ours", replay_ours), ("vcrpy", replay_vcrpy)):
+        for name, run in (("agent", agent_alone), ("http", http_alone), ("ours", replay_ours),
+                          ("vcrpy", replay_vcrpy)):
             times[name].append(timed(run))
     return {"turns": turns, "requests": turns + 1, **{k: min(v) for k, v in times.items()},
             "median_ratio": statistics.median(times["ours"]) / statistics.median(times["vcrpy"]),
@@ -163,25 +204,33 @@ def measure(turns: int, system: object, tools: list, root: Path) -> dict:
             "ours_bytes": ours.stat().st_size, "vcrpy_bytes": theirs.stat().st_size, "unique": unique_bytes(ours)}
 
 
+PROCESSES = 3  # fresh interpreters per size
+
+
 def main() -> None:
-    if sys.argv[1:2] == ["--one"]:  # one size, in a process of its own (see below)
+    if sys.argv[1:2] == ["--one"]:  # one size in this process: the raw figures, as JSON
         system, tools = cli_prompt()
         with tempfile.TemporaryDirectory() as tmp:
-            r = measure(int(sys.argv[2]), system, tools, Path(tmp))
+            print(json.dumps(measure(int(sys.argv[2]), system, tools, Path(tmp))))
+        return
+    print(f"{'N':>4} {'agent s':>8} {'ours s':>8} {'vcrpy s':>8} {'ours/vcrpy':>10} {'(median)':>8} "
+          f"{'gateway ms/req':>14} {'ours overhead ms/req':>20} {'http alone ms/req':>17} "
+          f"{'vcrpy overhead ms/req':>21} {'ours KB':>9} {'vcrpy KB':>9} {'unique KB':>9} {'ours/unique':>11}",
+          flush=True)
+    for turns in [int(a) for a in sys.argv[1:]] or [5, 20, 100, 300]:
+        # Each size in fresh interpreters: what an earlier size left in memory does not weigh on the next, and
+        # a process whose two threads the VM schedules badly (it happens: +60 % for a whole run) is outvoted.
+        runs = [json.loads(subprocess.run([sys.executable, __file__, "--one", str(turns)], check=True,
+                                          capture_output=True, text=True).stdout) for _ in range(PROCESSES)]
+        r = {**runs[0], **{k: min(run[k] for run in runs) for k in ("agent", "http", "ours", "vcrpy", "gateway")},
+             "median_ratio": statistics.median(run["median_ratio"] for run in runs)}
         print(f"{r['turns']:>4} {r['agent']:>8.3f} {r['ours']:>8.3f} {r['vcrpy']:>8.3f} "
               f"{r['ours'] / r['vcrpy']:>10.2f} {r['median_ratio']:>8.2f} {1000 * r['gateway'] / r['requests']:>14.2f} "
               f"{1000 * (r['ours'] - r['agent']) / r['requests']:>20.2f} "
+              f"{1000 * (r['http'] - r['agent']) / r['requests']:>17.2f} "
               f"{1000 * (r['vcrpy'] - r['agent']) / r['requests']:>21.2f} {r['ours_bytes'] / 1e3:>9.0f} "
               f"{r['vcrpy_bytes'] / 1e3:>9.0f} {r['unique'] / 1e3:>9.0f} {r['ours_bytes'] / r['unique']:>11.2f}",
               flush=True)
-        return
-    print(f"{'N':>4} {'agent s':>8} {'ours s':>8} {'vcrpy s':>8} {'ours/vcrpy':>10} {'(median)':>8} "
-          f"{'gateway ms/req':>14} {'ours overhead ms/req':>20} {'vcrpy overhead ms/req':>21} {'ours KB':>9} "
-          f"{'vcrpy KB':>9} {'unique KB':>9} {'ours/unique':>11}", flush=True)
-    # Each size in a fresh interpreter: what an earlier size left in memory (vcrpy's 100 MB cassettes, caches)
-    # does not slow the next one down.
-    for turns in [int(a) for a in sys.argv[1:]] or [5, 20, 100, 300]:
-        subprocess.run([sys.executable, __file__, "--one", str(turns)], check=True)
 
 
 if __name__ == "__main__":
