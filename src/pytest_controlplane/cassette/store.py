@@ -136,17 +136,22 @@ class Cassette:
         return [i for i, interaction in enumerate(self.interactions) if interaction.plays == 0]
 
     def closest(self, method: str, route: str, body: bytes) -> tuple[int | None, str]:
-        """The recorded request most like this one, and a unified diff of the two (normalised)."""
+        """The recorded request most like this one, and a unified diff of the two (normalised).
+
+        Recordings are ranked by how many bytes they share with the request from its start (the same turn
+        of the same conversation shares the most), then by size; only the first few are compared line by
+        line, which at 300 turns takes a tenth of comparing them all."""
         if not self.interactions:
             return None, ""
+        bodies = {p: i.body for p, i in enumerate(self.interactions) if i.route == route}
+        ranked = sorted(bodies, key=lambda p: (-_shared_prefix(body, bodies[p]), abs(len(bodies[p]) - len(body)),
+                                               self.interactions[p].plays != 0))
         wanted = pretty(body).splitlines()
         best, best_ratio = 0, -1.0
-        for position, interaction in enumerate(self.interactions):
-            if interaction.route != route:
-                continue
-            ratio = difflib.SequenceMatcher(None, wanted, pretty(interaction.body).splitlines(),
+        for position in ranked[:4]:
+            ratio = difflib.SequenceMatcher(None, wanted, pretty(bodies[position]).splitlines(),
                                             autojunk=False).quick_ratio()
-            ratio += 0.001 * (interaction.plays == 0)  # prefer the one that is still to be played
+            ratio += 0.001 * (self.interactions[position].plays == 0)  # prefer the one that is still to be played
             if ratio > best_ratio:
                 best, best_ratio = position, ratio
         recorded = pretty(self.interactions[best].body).splitlines()
@@ -179,6 +184,18 @@ class Cassette:
             data["metadata"] = self.metadata
         text = serialize(data, yamlserializer)
         write_atomically(self.path, text.encode("utf-8"))
+
+
+def _shared_prefix(one: bytes, other: bytes) -> int:
+    """How many bytes the two start with alike (a binary search of memcmp calls)."""
+    low, high, view = 0, min(len(one), len(other)), memoryview(other)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if one.startswith(view[:middle]):
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 @functools.cache
