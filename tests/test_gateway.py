@@ -115,8 +115,8 @@ def test_templater_covers_realpath_and_slug(tmp_path):
     (tmp_path / "link").symlink_to(real)
     templater = Templater({"workspace": tmp_path / "link"})
     slug = str(tmp_path / "link").replace("/", "-").replace("_", "-")
-    text_ = f"{tmp_path / 'link'}/a {real}/b projects/{slug}/c"
-    assert templater.template(text_) == "{{workspace}}/a {{workspace}}/b projects/{{workspace:slug}}/c"
+    text_ = f"{tmp_path / 'link'}/a {real}/b projects/{slug}/c".encode()
+    assert templater.template_body(text_) == b"{{workspace}}/a {{workspace}}/b projects/{{workspace:slug}}/c"
 
 
 def test_match_key_ignores_what_varies_between_identical_runs():

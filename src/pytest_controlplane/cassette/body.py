@@ -67,7 +67,7 @@ def _with_mark(value: dict[str, Any], mark: Any, place: int | None) -> dict[str,
 class JsonBody:
     """One Messages API body: its key order, other fields, messages without marks, and the marks."""
 
-    __slots__ = ("order", "fields", "encoded", "messages", "encoded_messages", "marks", "_cut", "_states", "_tail",
+    __slots__ = ("order", "fields", "encoded", "messages", "encoded_messages", "marks", "_base", "_cut", "_states",
                  "_digest")
 
     def __init__(self, order: list[str], fields: dict[str, Any], messages: list[Any], marks: list[list[Any]],
@@ -78,9 +78,9 @@ class JsonBody:
         self.messages = messages
         self.encoded_messages = encoded_messages if encoded_messages is not None else [dumps(m) for m in messages]
         self.marks = marks
-        self._cut: dict[str, bytes] = {}  # each field's encoding, cut (see normalize.cut)
+        self._base: tuple[JsonBody, int] | None = None  # derived from: the body and how many of its messages
+        self._cut: dict[bytes, bytes] = {}  # encoded field -> cut, shared along a chain of derived bodies
         self._states: list[Any] | None = None  # hash state after the head and after each message
-        self._tail: bytes | None = None  # what follows the messages, cut
         self._digest: bytes | None = None
 
     @classmethod
@@ -117,18 +117,13 @@ class JsonBody:
     def derive(self, *, order: list[str], set_fields: dict[str, Any], drop: list[str], keep: int,
                messages: list[Any], marks: list[list[Any]]) -> JsonBody:
         """A body made of this one's first `keep` messages and fields, changed as told (what a delta stores)."""
-        self.digest()  # the key states of the shared history, handed down below
         fields = {k: v for k, v in self.fields.items() if k not in drop}
         fields.update(set_fields)
         encoded = {k: v for k, v in self.encoded.items() if k not in drop}
         encoded.update((k, _field(k, v)) for k, v in set_fields.items())
         body = JsonBody(order, fields, self.messages[:keep] + messages, marks, encoded=encoded,
                         encoded_messages=self.encoded_messages[:keep] + [dumps(m) for m in messages])
-        body._cut = {k: v for k, v in self._cut.items() if k in encoded and k not in set_fields}
-        if self._head_parts() == body._head_parts():
-            body._states = self._states[:keep + 1]  # the hash of the shared history is not computed again
-        if self._tail_parts() == body._tail_parts():
-            body._tail = self._tail
+        body._base, body._cut = (self, keep), self._cut
         return body
 
     # --- the whole body ------------------------------------------------------------------------
@@ -150,22 +145,10 @@ class JsonBody:
     def digest(self) -> bytes:
         """sha256 of `cut(self.to_bytes())`, computed from the parts: only messages not hashed before cost."""
         if self._digest is None:
-            states = self._states
-            if states is None:
-                state = hashlib.sha256()
-                head = self._head()
-                state.update(b"{" + b",".join(head) + (b"," if head else b"") + b'"messages":[')
-                states = [state]
-            for number in range(len(states) - 1, len(self.messages)):
-                state = states[-1].copy()
-                state.update(b"," + cut(self.encoded_messages[number]) if number else cut(self.encoded_messages[number]))
-                states.append(state)
-            self._states = states
-            if self._tail is None:
-                tail = map(self._cut_field, self.order[self.order.index(MESSAGES) + 1:])
-                self._tail = b"]" + b"".join(b"," + part for part in tail if part) + b"}"
-            final = states[-1].copy()
-            final.update(self._tail)
+            final = self._key_states()[-1].copy()
+            position = self.order.index(MESSAGES)
+            tail = [part for part in map(self._cut_field, self.order[position + 1:]) if part]
+            final.update(b"]" + b"".join(b"," + part for part in tail) + b"}")
             self._digest = final.digest()
         return self._digest
 
@@ -185,20 +168,40 @@ class JsonBody:
             messages[message_index] = target
         return messages
 
+    def _key_states(self) -> list[Any]:
+        """The hash states after the head and after each message, taken over from the bodies this one was
+        derived from as far as they are shared (walked without recursion: a chain can be thousands long)."""
+        chain = [self]
+        while chain[-1]._states is None and chain[-1]._base is not None:
+            chain.append(chain[-1]._base[0])
+        for body in reversed(chain):
+            if body._states is not None:
+                continue
+            base = body._base
+            if base is not None and base[0]._states is not None and base[0]._head_parts() == body._head_parts():
+                states = base[0]._states[:base[1] + 1]
+            else:
+                state = hashlib.sha256()
+                head = [part for part in map(body._cut_field, body.order[:body.order.index(MESSAGES)]) if part]
+                state.update(b"{" + b",".join(head) + (b"," if head else b"") + b'"messages":[')
+                states = [state]
+            for number in range(len(states) - 1, len(body.messages)):
+                state = states[-1].copy()
+                piece = cut(body.encoded_messages[number])
+                state.update(b"," + piece if number else piece)
+                states.append(state)
+            body._states = states
+        return self._states  # type: ignore[return-value]
+
     def _head_parts(self) -> list[bytes]:
         return [self.encoded[k] for k in self.order[:self.order.index(MESSAGES)]]
 
-    def _head(self) -> list[bytes]:
-        """The cut fields before `messages` (a field cut to nothing, the metadata, goes with its comma)."""
-        return [part for part in map(self._cut_field, self.order[:self.order.index(MESSAGES)]) if part]
-
     def _cut_field(self, key: str) -> bytes:
-        if key not in self._cut:
-            self._cut[key] = cut(self.encoded[key])
-        return self._cut[key]
-
-    def _tail_parts(self) -> list[bytes]:
-        return [self.encoded[k] for k in self.order[self.order.index(MESSAGES) + 1:]]
+        """A field's encoding, cut (a field cut to nothing, the metadata, goes with its comma)."""
+        encoded = self.encoded[key]
+        if encoded not in self._cut:
+            self._cut[encoded] = cut(encoded)
+        return self._cut[encoded]
 
 
 def _field(key: str, value: Any) -> bytes:

@@ -147,14 +147,15 @@ class Cassette:
         ranked = sorted(bodies, key=lambda p: (-_shared_prefix(body, bodies[p]), abs(len(bodies[p]) - len(body)),
                                                self.interactions[p].plays != 0))
         wanted = pretty(body).splitlines()
-        best, best_ratio = 0, -1.0
+        best, best_ratio, recorded = 0, -1.0, None
         for position in ranked[:4]:
-            ratio = difflib.SequenceMatcher(None, wanted, pretty(bodies[position]).splitlines(),
-                                            autojunk=False).quick_ratio()
+            lines = pretty(bodies[position]).splitlines()
+            ratio = difflib.SequenceMatcher(None, wanted, lines, autojunk=False).quick_ratio()
             ratio += 0.001 * (self.interactions[position].plays == 0)  # prefer the one that is still to be played
             if ratio > best_ratio:
-                best, best_ratio = position, ratio
-        recorded = pretty(self.interactions[best].body).splitlines()
+                best, best_ratio, recorded = position, ratio, lines
+        if recorded is None:  # nothing recorded on this path: show the first interaction
+            recorded = pretty(self.interactions[0].body).splitlines()
         diff = difflib.unified_diff(recorded, wanted, f"recorded interaction #{best}", "request sent now",
                                     lineterm="", n=2)
         return best, "\n".join(diff)

@@ -88,13 +88,7 @@ def cut(data: bytes) -> bytes:
 def quick_key(method: str, route: str, body: bytes) -> Key:
     """Method, path and the sha256 of `cut(body)`, hashed around the cuts.  A request it misses (another
     client's JSON spacing, say) is still matched through the normalised body (`normalize.match_key`)."""
-    digest, view, position = hashlib.sha256(), memoryview(body), 0
-    for begin, end, replacement in _cuts(body, _found(body)):
-        digest.update(view[position:begin])
-        digest.update(replacement)
-        position = end
-    digest.update(view[position:])
-    return method.upper(), route, digest.digest()
+    return ConversationKeys().key(method, route, body)  # a conversation of one request
 
 
 class ConversationKeys:

@@ -41,27 +41,14 @@ class Templater:
                 forward[slug(spelling)] = "{{%s:slug}}" % name
         # Longest first, so /tmp/x/ws is replaced before /tmp/x.
         self._forward = sorted(forward.items(), key=lambda kv: -len(kv[0]))
-        self._backward = [("{{%s}}" % n, p) for n, p in self.roots.items()]
-        self._backward += [("{{%s:slug}}" % n, slug(p)) for n, p in self.roots.items()]
+        backward = [("{{%s}}" % n, p) for n, p in self.roots.items()]
+        backward += [("{{%s:slug}}" % n, slug(p)) for n, p in self.roots.items()]
         # Bodies are templated as bytes (UTF-8 is self-synchronising: the same replacements, no decoding).
         self._forward_bytes = [(os.fsencode(a), os.fsencode(b)) for a, b in self._forward]
-        self._backward_bytes = [(os.fsencode(a), os.fsencode(b)) for a, b in self._backward]
+        self._backward_bytes = [(os.fsencode(a), os.fsencode(b)) for a, b in backward]
 
     def __bool__(self) -> bool:
         return bool(self.roots)
-
-    def template(self, text: str) -> str:
-        for path, placeholder in self._forward:
-            if path in text:
-                text = text.replace(path, placeholder)
-        return text
-
-    def expand(self, text: str) -> str:
-        if "{{" not in text:
-            return text
-        for placeholder, path in self._backward:
-            text = text.replace(placeholder, path)
-        return text
 
     def contains_path(self, text: str) -> bool:
         return any(path in text for path, _ in self._forward)

@@ -10,7 +10,6 @@ from ..errors import ControlPlaneError
 def collect(session: Any, *, test: str, outcome: str, failure: str = "", mode: str = "",
             canaries: list[Any] = ()) -> dict[str, Any]:
     """Everything the HTML report of one test needs; `canaries` are the test's Canary objects."""
-    from ..gateway.backends import NORMALISED_MATCH
     from ..gateway.wire import assemble_message
 
     exchanges = []
