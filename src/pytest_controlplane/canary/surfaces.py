@@ -105,6 +105,7 @@ def surfaces_of(source: Any) -> Iterator[Surface]:
 
 def exchange_surfaces(index: int, exchange: Any) -> Iterator[Surface]:
     """What one model exchange carried: the request body and headers, and the response (reassembled)."""
+    from ..codings import UndecodableBody, decoded_response
     from ..gateway.wire import assemble_message
 
     number = index + 1
@@ -115,16 +116,16 @@ def exchange_surfaces(index: int, exchange: Any) -> Iterator[Surface]:
     except ValueError:
         yield Surface("request", f"request #{number}", body)
     yield Surface.from_json("request headers", f"request #{number} headers", dict(request.headers))
-    response = exchange.response
-    raw = response["body"]["string"] or b""
-    raw = raw.encode() if isinstance(raw, str) else raw
-    plain = dict(response, body={"string": _decompressed(raw)},
-                 headers={k: v for k, v in response.get("headers", {}).items() if k.lower() != "content-encoding"})
+    try:
+        plain = decoded_response(exchange.response)
+    except UndecodableBody:  # scanned as stored: an undecodable body hides nothing it could show
+        plain = exchange.response
     message = assemble_message(plain)
     if message is not None:
         yield Surface.from_json("response", f"response #{number}", message)
     else:
-        yield Surface("response", f"response #{number}", plain["body"]["string"])
+        raw = plain["body"]["string"] or b""
+        yield Surface("response", f"response #{number}", raw.encode() if isinstance(raw, str) else raw)
 
 
 def _session_surfaces(session: Any) -> Iterator[Surface]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ from ..atomic import write_atomically
 from ..errors import CassetteCorrupt, CassetteNotFound
 from ..gateway.keys import ConversationKeys, quick_key
 from ..gateway.normalize import match_key, pretty
-from . import delta
+from . import delta, formats
 from .body import JsonBody
 
 METADATA_KEY = "controlplane"
@@ -79,33 +80,25 @@ class Cassette:
         path = Path(path)
         if not path.is_file():
             raise CassetteNotFound(f"Cassette {path} does not exist.", path=path)
-        from vcr.serialize import deserialize
-
         fix = (f"Restore it (`git checkout -- {path}`), or delete it and record it again with "
                "`--agent-mode=record`.")
         try:
             text = path.read_text(encoding="utf-8")
             if not text.strip():
                 raise ValueError("the file is empty")
-            requests, responses, *rest = deserialize(text, _yaml())
-        except Exception as error:  # yaml, unicode, shape: all mean the same to the user
+            data = json.loads(text) if _is_json(path, text) else _yaml().deserialize(text)
+        except Exception as error:  # yaml, json, unicode: all mean the same to the user
             raise CassetteCorrupt(
                 f"Cassette {path} cannot be loaded: {type(error).__name__}: {error}".rstrip(),
                 path=path, hint=fix) from error
-        interactions = []
-        raw_bodies = [r.body.encode() if isinstance(r.body, str) else (r.body or b"") for r in requests]
         try:
-            bodies = delta.decode(raw_bodies)
-        except ValueError as error:
-            raise CassetteCorrupt(f"Cassette {path}: {error}.", path=path, hint=fix) from error
-        for number, (request, response) in enumerate(zip(requests, responses, strict=True)):
-            if not isinstance(response, dict) or "status" not in response or "body" not in response:
-                raise CassetteCorrupt(f"Cassette {path}: interaction {number} has no usable response.",
-                                      path=path, hint=fix)
-            headers = {k: list(v) if isinstance(v, list) else [v] for k, v in request.headers.items()}
-            interactions.append(Interaction(request.method, request.uri, bodies[number], headers, response))
-        metadata = rest[0] if rest else {}
-        return cls(path, interactions, metadata if isinstance(metadata, dict) else {})
+            read, metadata = formats.read(data)
+            bodies = delta.decode([body for _, _, body, _, _ in read])
+        except ValueError as error:  # formats.UnknownShape, a damaged delta
+            raise CassetteCorrupt(f"Cassette {path} cannot be loaded: {error}.", path=path, hint=fix) from error
+        interactions = [Interaction(method, uri, body, headers, response)
+                        for (method, uri, _, headers, response), body in zip(read, bodies, strict=True)]
+        return cls(path, interactions, metadata)
 
     @property
     def provenance(self) -> dict[str, Any]:
@@ -174,7 +167,7 @@ class Cassette:
         """Write the cassette atomically: a crash leaves the old file or the new one, never half."""
         from vcr.request import Request
         from vcr.serialize import serialize
-        from vcr.serializers import yamlserializer
+        from vcr.serializers import jsonserializer, yamlserializer
 
         # Bodies are stored as deltas of earlier ones where that is smaller (see cassette.delta): linear size.
         bodies = delta.encode([i.stored_body for i in self.interactions])
@@ -183,8 +176,13 @@ class Cassette:
         data = {"requests": requests, "responses": [i.response for i in self.interactions]}
         if self.metadata:
             data["metadata"] = self.metadata
-        text = serialize(data, yamlserializer)
+        text = serialize(data, jsonserializer if self.path.suffix == ".json" else yamlserializer)
         write_atomically(self.path, text.encode("utf-8"))
+
+
+def _is_json(path: Path, text: str) -> bool:
+    """vcrpy's JSON serializer (`.json`, or a file that is a JSON object whatever its name)."""
+    return path.suffix == ".json" or text.lstrip().startswith("{")
 
 
 def _shared_prefix(one: bytes, other: bytes) -> int:

@@ -19,12 +19,13 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, ControlPlaneError
+from .. import codings
 from ..crash import DropRequest
+from ..errors import CassetteCorrupt, ConfigError, ControlPlaneError
 from .backends import DEFAULT_UPSTREAM, CassetteBackend, ScriptBackend, api_key_from_env
 from .normalize import Templater
 from .scripted import ScriptedModel
-from .wire import HOP_BY_HOP, Exchange, ModelRequest, api_error, is_sse, json_response
+from .wire import HOP_BY_HOP, Exchange, ModelRequest, api_error, header_value, is_sse, json_response
 
 MODES = ("replay", "record", "auto", "live", "script")
 MISS_STATUS = 403  # answered once by the CLI and the SDK: no retries, no minutes of backoff
@@ -193,13 +194,31 @@ class ModelGateway:
     def _from_backend(self, request: ModelRequest) -> Exchange:
         assert self._backend is not None
         try:
-            return self._backend.respond(request)
+            return self._as_the_client_takes_it(self._backend.respond(request))
         except ControlPlaneError as error:
             self.problems.append(error)
             first_line = str(error).splitlines()[0]
             return Exchange(request, api_error(MISS_STATUS, "permission_error",
                                                f"pytest-controlplane: {first_line} (the test fails with the details)"),
                             "gateway", notes=[type(error).__name__])
+
+
+    def _as_the_client_takes_it(self, exchange: Exchange) -> Exchange:
+        """A stored body in a content coding the client did not ask for (a cassette recorded by an httpx client,
+        replayed to one that accepts less) is sent decoded; otherwise the stored bytes go out as they are."""
+        coding = header_value(exchange.response, "content-encoding")
+        if not codings.codings(coding) or codings.accepts(exchange.request.header("accept-encoding"), coding):
+            return exchange
+        try:
+            exchange.response = codings.decoded_response(exchange.response)
+        except codings.UndecodableBody as error:
+            where = self.cassette_path or "the upstream"
+            raise CassetteCorrupt(
+                f"Interaction #{exchange.interaction} of {where} has a {coding}-encoded body that cannot be decoded "
+                f"for a client that does not accept {coding}: {error}.", path=where,
+                hint="Install what the message names, or re-record the cassette.") from error
+        exchange.notes.append(f"sent decoded: the client does not accept {coding}")
+        return exchange
 
 
 class _Server(ThreadingHTTPServer):
@@ -294,16 +313,19 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(body, str):
             body = body.encode()
         if is_sse(response):
-            # Event by event, as the real API streams.
+            # Event by event, as the real API streams; a compressed stream as stored (its events are not bytes
+            # of their own), in two halves so that a crash test can still cut it midway.
             self.wfile.write(("\r\n".join(head) + "\r\ntransfer-encoding: chunked\r\n\r\n").encode("latin-1"))
-            events = _events(body)
+            encoded = codings.codings(header_value(response, "content-encoding"))
+            events = [body[:len(body) // 2], body[len(body) // 2:]] if encoded else _events(body)
             for number, chunk in enumerate(events):
                 if interrupt is not None and number == max(1, len(events) // 2):
                     interrupt()  # a crash test: the rest of the answer never comes
                     self.close_connection = True
                     return
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                self.wfile.flush()
+                if chunk:  # an empty chunk would end the stream
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")
         else:
             if interrupt is not None:

@@ -12,6 +12,8 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..codings import UndecodableBody, decoded_response
+
 # Headers that describe one hop of one connection; never stored, never replayed.
 HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "transfer-encoding", "content-length", "te", "trailer", "upgrade", "date"}
@@ -157,7 +159,7 @@ class SseEvent:
 def parse_sse(body: bytes) -> list[SseEvent]:
     """Split an SSE body into events (only the `event` and `data` fields matter to the API)."""
     events = []
-    for block in body.decode("utf-8").replace("\r\n", "\n").split("\n\n"):
+    for block in body.decode("utf-8", "replace").replace("\r\n", "\n").split("\n\n"):
         if not block.strip():
             continue
         name, data = None, []
@@ -179,10 +181,13 @@ def is_sse(response: dict[str, Any]) -> bool:
 
 
 def assemble_message(response: dict[str, Any]) -> dict[str, Any] | None:
-    """The final Messages API object a streaming or plain response amounts to (deltas joined)."""
-    body = response["body"]["string"] or b""
-    if header_value(response, "content-encoding"):
+    """The final Messages API object a streaming or plain response amounts to (deltas joined); a compressed body
+    is read decoded.  None for a body that is not a Messages API answer (or cannot be decoded)."""
+    try:
+        response = decoded_response(response)
+    except UndecodableBody:
         return None
+    body = response["body"]["string"] or b""
     if not is_sse(response):
         try:
             return json.loads(body)
