@@ -253,3 +253,37 @@ def test_workspace_seeded_from_a_template_folder(pytester):
     result.stdout.fnmatch_lines([f"*ConfigError: The workspace template {pytester.path}/no_such_repo is not a "
                                  "directory.*"])
     assert (repo / "notes.md").read_text() == "original"  # the template itself is never touched
+
+
+BYPASS_AGENT = '''
+import pytest
+from claude_agent_sdk import ClaudeAgentOptions
+from pytest_controlplane import ClaudeAgent
+
+
+@pytest.fixture
+def agent():
+    return ClaudeAgent(lambda workspace: ClaudeAgentOptions(permission_mode="bypassPermissions"))
+'''
+
+BYPASS_TEST = '''
+import os
+import pytest
+from pytest_controlplane import text, tool_use
+
+
+@pytest.mark.agent(script=[tool_use("Bash", {"command": "echo uid=$(id -u) sandbox=$IS_SANDBOX > seen.txt"}),
+                           text("done")])
+def test_bypass(agent_session):
+    agent_session.run("Note who you are.")
+    assert agent_session.result.result == "done"
+    assert (agent_session.workspace / "seen.txt").read_text().strip() == f"uid={os.geteuid()} sandbox=1"
+'''
+
+
+def test_bypass_permissions_runs_as_root_as_it_does_otherwise(pytester):
+    """CI machines run as root, where the CLI refuses bypassPermissions unless IS_SANDBOX=1: every world sets it
+    (the world is the sandbox), so the agent's own permission_mode works as permission_modes=[...] does."""
+    pytester.makeconftest(BYPASS_AGENT)
+    pytester.makepyfile(test_bypass=BYPASS_TEST)
+    pytester.runpytest().assert_outcomes(passed=1)

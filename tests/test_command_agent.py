@@ -71,8 +71,8 @@ def test_env_is_protected(agent_session):
     assert not target.exists(), f"the agent wrote .env ({call})"
 
 
-def test_notes_are_written_and_the_process_saw_a_hermetic_world(agent_session, scripted_model):
-    os.environ["PARENT_SECRET"] = "should-not-reach-the-agent"
+def test_notes_are_written_and_the_process_saw_a_hermetic_world(agent_session, scripted_model, monkeypatch):
+    monkeypatch.setenv("PARENT_SECRET", "should-not-reach-the-agent")
     target = agent_session.workspace / "notes.md"
     scripted_model([tool_use("write_file", {"path": "notes.md", "content": "hello"}), text("all done")])
     outcome = agent_session.run("Write a note, please.")

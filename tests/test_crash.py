@@ -24,8 +24,7 @@ SCRIPT = [tool_use("Write", {"file_path": "a.txt", "content": "a"}),
 
 @pytest.fixture
 def agent():
-    return ClaudeAgent(lambda workspace: ClaudeAgentOptions(permission_mode="bypassPermissions",
-                                                            env={"IS_SANDBOX": "1"}))
+    return ClaudeAgent(lambda workspace: ClaudeAgentOptions(permission_mode="bypassPermissions"))
 
 
 @pytest.fixture
@@ -43,8 +42,7 @@ def real_transcript(tmp_path_factory) -> Path:
     from pytest_controlplane.session import AgentSession
 
     world = World.create(tmp_path_factory.mktemp("transcript") / "world", "real-transcript")
-    agent = ClaudeAgent(lambda workspace: ClaudeAgentOptions(permission_mode="bypassPermissions",
-                                                            env={"IS_SANDBOX": "1"}))
+    agent = ClaudeAgent(lambda workspace: ClaudeAgentOptions(permission_mode="bypassPermissions"))
     script = [tool_use("Write", {"file_path": "a.txt", "content": "a"}), tool_use("Bash", {"command": "ls"}),
               [tool_use("Read", {"file_path": "a.txt"}), tool_use("Bash", {"command": "wc -c a.txt"})],
               text("done"), text("resumed")]

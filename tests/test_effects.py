@@ -61,7 +61,7 @@ def sound_guard(workspace):
 def agent():
     def options(workspace):
         guard = leaky_guard if PLANE == "leaky" else sound_guard(workspace)
-        return ClaudeAgentOptions(permission_mode="bypassPermissions", env={"IS_SANDBOX": "1"},
+        return ClaudeAgentOptions(permission_mode="bypassPermissions",
                                   hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[guard])]})
     return ClaudeAgent(options)
 '''

@@ -133,15 +133,13 @@ class ClaudeAgent:
         self.timeout = timeout
 
     def with_permission_mode(self, mode: str) -> ClaudeAgent:
-        """The same agent under another permission mode (bypassPermissions gets IS_SANDBOX=1, as root needs it)."""
+        """The same agent under another permission mode."""
         modes = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
         if mode not in modes:
             raise ConfigError(f"Unknown permission mode {mode!r}; choose one of {', '.join(modes)}.")
 
         def options(workspace: Path) -> Any:
-            made = self.options_factory(workspace)
-            env = {**(made.env or {}), **({"IS_SANDBOX": "1"} if mode == "bypassPermissions" else {})}
-            return dataclasses.replace(made, permission_mode=mode, env=env)
+            return dataclasses.replace(self.options_factory(workspace), permission_mode=mode)
 
         return ClaudeAgent(options, timeout=self.timeout)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 WORLD_ENV = "CONTROLPLANE_WORLD"
@@ -69,7 +70,23 @@ def reap(world_root: Path | str, *, besides: set[int] = frozenset()) -> list[str
         except ProcessLookupError:
             continue
         killed.append(f"{pid} {command[:200]}")
+    _wait_dead([int(k.split(" ", 1)[0]) for k in killed])
     return killed
+
+
+def _wait_dead(pids: list[int], timeout: float = 5.0) -> None:
+    """Until every pid is gone or a zombie: SIGKILL is delivered asynchronously, and whoever looks next (the
+    next run, a test's witness) must not find them still running."""
+    deadline = time.monotonic() + timeout
+    for pid in pids:
+        while time.monotonic() < deadline:
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as stat:
+                    if stat.read().rpartition(b")")[2].split()[0] in (b"Z", b"X"):
+                        break
+            except OSError:  # gone
+                break
+            time.sleep(0.002)
 
 
 def kill_group(pid: int) -> None:

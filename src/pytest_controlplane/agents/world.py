@@ -107,6 +107,9 @@ class World:
             "CLAUDE_CODE_MAX_RETRIES": "0",
             "HOME": str(self.home),
             "TMPDIR": str(self.tmp),
+            # The world is the sandbox: the Claude Code CLI refuses bypassPermissions as root (CI machines run as
+            # root) unless told so.  It changes nothing the CLI sends (measured on 2.1.332).
+            "IS_SANDBOX": "1",
             WORLD_ENV: str(self.root),  # finds whatever the agent leaves running (see process.reap)
         })
         return env

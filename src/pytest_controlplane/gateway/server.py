@@ -120,6 +120,8 @@ class ModelGateway:
             self._server.stop()
             self._server.server_close()
             self._server = None
+            for exchange in list(self.exchanges):  # answers still going out: their threads finish first
+                exchange.served.wait(10)
         if self._backend is not None:
             self._backend.close(save=save and not self.problems)
 
@@ -290,14 +292,15 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         gateway = self.server.gateway
         exchange = gateway._answer(self.command, self.path, dict(self.headers.items()), body)
-        if "dropped" in exchange.notes:
-            self.close_connection = True
-            return
         try:
+            if "dropped" in exchange.notes:
+                self.close_connection = True
+                return
             self._send(exchange.response, gateway.interruptions.pop(exchange.request.index, None))
         except (BrokenPipeError, ConnectionResetError):
             pass  # the agent went away (killed, timed out): nothing to tell it
-        exchange.seconds = time.perf_counter() - self.started
+        finally:
+            exchange.finish(time.perf_counter() - self.started)
 
     do_POST = do_GET = do_PUT = do_DELETE = _handle
 

@@ -7,6 +7,7 @@ A response is kept in vcrpy's own shape (``{"status": {...}, "headers": {name: [
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -99,7 +100,21 @@ class Exchange:
     source: str  # "cassette", "upstream", "script", "gateway" (an error it made itself)
     interaction: int | None = None  # index in the cassette, when replayed or recorded
     notes: list[str] = field(default_factory=list)
-    seconds: float = 0.0  # the gateway's own time: from the request line in to the last byte of the answer out
+    # Set by the server thread once the last byte is out (or the client went away); readers of what is written
+    # after answering wait for it rather than for luck.
+    served: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
+    _seconds: float = field(default=0.0, repr=False)
+
+    @property
+    def seconds(self) -> float:
+        """The gateway's own time: from the request line in to the last byte of the answer out.  Waits (up to
+        10 s) for a server thread still sending it."""
+        self.served.wait(10)
+        return self._seconds
+
+    def finish(self, seconds: float) -> None:
+        self._seconds = seconds
+        self.served.set()
 
     @property
     def status(self) -> int:

@@ -76,8 +76,18 @@ class Model:
         return answer
 
     def decide(self, messages: list[dict], tools: dict, system: str, last: str) -> tuple[str, Any]:
-        if last.strip() == "Warmup":
+        blocks = messages[-1].get("content") if messages else None
+        last_texts = [blocks] if isinstance(blocks, str) else [b.get("text", "") for b in blocks or []
+                                                              if isinstance(b, dict) and b.get("type") == "text"]
+        if any(t.strip() == "Warmup" for t in last_texts):  # 2.0.x warms its subagents up
             return "warmup", text("Ready.")
+        # Side requests of 1.0.x/2.0.x (sent even with CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1).
+        if "Please write a 5-10 word title" in last or "Summarize this coding conversation" in system:
+            return "title", text("Scripted session")
+        if "Bash command prefix detection" in last or "process Bash commands" in system:
+            return "bash-prefix", text("none")
+        if "Extract any file paths" in system:
+            return "file-paths", text("<filepaths>\n</filepaths>")
         lowered = last.lower()
         if "summary" in lowered and ("conversation" in lowered or "compact" in lowered):
             return "compact", text("<analysis>The user ran a few scripted steps.</analysis>\n<summary>\n1. Primary "
@@ -265,7 +275,7 @@ RACING_HOOKS["Stop"] = [{"hooks": [{"type": "command", "command": "echo stop hoo
 class Run:
     """One scenario: a World, a gateway with the scripted model, the CLI as a CommandAgent."""
 
-    def __init__(self, cli: str, base: Path, scenario: str, log: list[str]) -> None:
+    def __init__(self, cli: str, base: Path, scenario: str, log: list[str], version: str) -> None:
         self.world = World.create(base / "world", f"transcripts-{scenario}")
         self.extra: list[str] = []
         self.log = log
@@ -274,7 +284,9 @@ class Run:
         def argv(session_id: str, resume: str | None, fork: bool) -> list[str]:
             args = command + ["-p", "--permission-mode", "bypassPermissions"]
             if resume:
-                args += ["--resume", resume] + (["--fork-session", "--session-id", session_id] if fork else [])
+                # 1.0.x refuses --session-id with --resume: its fork gets an id of its own.
+                pinned = ["--session-id", session_id] if not version.startswith("1.") else []
+                args += ["--resume", resume] + (["--fork-session", *pinned] if fork else [])
             else:
                 args += ["--session-id", session_id]
             return args + self.extra
@@ -332,6 +344,12 @@ def copy_out(run: Run, version: str, scenario: str, out: Path) -> list[Path]:
     subagents = forks = 0
     for path in files:
         first = next((json.loads(line) for line in path.read_text().splitlines() if line.strip()), {})
+        if not first:
+            run.log.append(f"=== {path.relative_to(run.projects())} is empty: skipped")
+            continue
+        if first.get("isSidechain") and texts(first.get("message") or {}).strip() == "Warmup":
+            run.log.append(f"=== {path.relative_to(run.projects())} is a warm-up sidechain: skipped")
+            continue
         if path.stem == main_id:
             name = f"claude-code-{version}-{scenario}.jsonl"
         elif path.name.startswith("agent-") or "subagents" in path.parts or first.get("isSidechain"):
@@ -349,7 +367,7 @@ def copy_out(run: Run, version: str, scenario: str, out: Path) -> list[Path]:
 
 def scenario(name: str, cli: str, version: str, out: Path, base: Path, log: list[str]) -> list[Path]:
     log.append(f"##### {name}")
-    with Run(cli, base / name, name, log) as run:
+    with Run(cli, base / name, name, log, version) as run:
         ws = run.world.workspace
         if name == "basic":
             run.prompt("[step:basic-1] Write notes.txt, then look at it.")
@@ -383,7 +401,9 @@ def scenario(name: str, cli: str, version: str, out: Path, base: Path, log: list
             run.prompt("[step:cmp-2] Echo again after the compaction.", resume=True)
         elif name == "fork":
             run.prompt("[step:fork-1] Write fork.txt.")
-            first_run_last = next((e["uuid"] for e in reversed(run.main_lines()) if e.get("type") == "assistant"), None)
+            # --resume-session-at takes the entry uuid in 2.x, the API message id in 1.0.x.
+            last = next((e for e in reversed(run.main_lines()) if e.get("type") == "assistant"), {})
+            first_run_last = last.get("message", {}).get("id") if version.startswith("1.") else last.get("uuid")
             run.prompt("[step:fork-2] A second turn.", resume=True)
             log.append(f"--- rewind to {first_run_last}")
             run.prompt("[step:fork-3] Continue from the end of the first turn.", resume=True,
