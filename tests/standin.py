@@ -43,8 +43,13 @@ def two_turn_tool_conversation(tool: str, path_field: str, extra: dict[str, Any]
 class StandIn:
     """`with StandIn(conversation, api_key=...) as api:` — `api.url` while open; `api.requests` afterwards."""
 
-    def __init__(self, conversation: Callable[[dict[str, Any]], list], *, api_key: str, seed: int = 7) -> None:
+    def __init__(self, conversation: Callable[[dict[str, Any]], list], *, api_key: str, seed: int = 7,
+                 troubles: list[str] | None = None) -> None:
+        """`troubles`: what goes wrong with the first requests, one each, as a busy API does: "529" / "429" /
+        "503" (an error answer, with `retry-after: 0`), "drop" (the connection closed, no answer), "cut" (half the
+        stream, then a closed connection)."""
         self.conversation = conversation
+        self.troubles = list(troubles or [])
         self.api_key = api_key
         self.random = random.Random(seed)
         self.requests: list[tuple[dict[str, str], dict[str, Any]]] = []
@@ -66,6 +71,15 @@ class StandIn:
                     return self._reply(401, "application/json", json.dumps(
                         {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}
                     ).encode())
+                trouble = standin.troubles.pop(0) if standin.troubles else None
+                if trouble == "drop":
+                    self.close_connection = True
+                    return
+                if trouble and trouble.isdigit():
+                    kind = {"429": "rate_limit_error", "529": "overloaded_error"}.get(trouble, "api_error")
+                    return self._reply(int(trouble), "application/json", json.dumps(
+                        {"type": "error", "error": {"type": kind, "message": f"stand-in {trouble}"}}).encode(),
+                        retry_after="0")
                 standin.count += 1
                 content = standin.conversation(body)
                 stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
@@ -73,19 +87,28 @@ class StandIn:
                            "model": body["model"], "content": content, "stop_reason": stop, "stop_sequence": None,
                            "usage": {"input_tokens": 120, "output_tokens": 40}}
                 if body.get("stream"):
-                    self._reply(200, "text/event-stream", standin._sse(message))
+                    stream = standin._sse(message)
+                    if trouble == "cut":
+                        return self._reply(200, "text/event-stream", stream, cut=True)
+                    self._reply(200, "text/event-stream", stream)
                 else:
                     self._reply(200, "application/json", json.dumps(message, indent=None).encode())
 
-            def _reply(self, status: int, content_type: str, payload: bytes) -> None:
+            def _reply(self, status: int, content_type: str, payload: bytes, *, retry_after: str | None = None,
+                       cut: bool = False) -> None:
                 self.send_response(status)
+                if retry_after is not None:
+                    self.send_header("retry-after", retry_after)
                 self.send_header("content-type", content_type)
                 self.send_header("request-id", f"req_standin_{standin.count:04d}")
                 self.send_header("anthropic-organization-id", ORG_ID)
                 self.send_header("set-cookie", "__cf_bm=standin-cookie; path=/")
                 self.send_header("content-length", str(len(payload)))
                 self.end_headers()
-                self.wfile.write(payload)
+                self.wfile.write(payload[:len(payload) // 2] if cut else payload)
+                if cut:
+                    self.wfile.flush()
+                    self.close_connection = True
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)

@@ -285,5 +285,5 @@ def test_bypass_permissions_runs_as_root_as_it_does_otherwise(pytester):
     """CI machines run as root, where the CLI refuses bypassPermissions unless IS_SANDBOX=1: every world sets it
     (the world is the sandbox), so the agent's own permission_mode works as permission_modes=[...] does."""
     pytester.makeconftest(BYPASS_AGENT)
-    pytester.makepyfile(test_bypass=BYPASS_TEST)
+    pytester.makepyfile(test_root_bypass=BYPASS_TEST)
     pytester.runpytest().assert_outcomes(passed=1)

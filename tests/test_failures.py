@@ -150,12 +150,13 @@ def test_record_without_api_key_refuses_before_any_request(pytester):
 
 @pytest.mark.parametrize(("marker", "message"), [
     ('casette="x.yaml"', "*@pytest.mark.agent got unknown argument(s) casette; accepted: cassette, mode, script, "
-                         "allow_unused, timeout, workspace — agent(cassette=None, mode=None, script=None, "
-                         "allow_unused=False, timeout=None, workspace=None).*"),
+                         "allow_unused, timeout, workspace, record_errors — agent(cassette=None, mode=None, "
+                         "script=None, allow_unused=False, timeout=None, workspace=None, record_errors=False).*"),
     ('"x.yaml"', "*@pytest.mark.agent takes keyword arguments only: agent(cassette=None, *; got positional ('x.yaml',).*"),
     ('mode="replayy"', "*@pytest.mark.agent(mode=...): unknown agent mode 'replayy'; valid modes: replay, record, "
                        "auto, live.*"),
     ("allow_unused=1", "*@pytest.mark.agent(allow_unused=...) takes True or False, got 1.*"),
+    ("record_errors='yes'", "*@pytest.mark.agent(record_errors=...) takes True or False, got 'yes'.*"),
     ("timeout=0", "*@pytest.mark.agent(timeout=...) takes seconds (a positive number), got 0.*"),
     ("workspace=3", "*@pytest.mark.agent(workspace=...) takes a path, got 3.*"),
 ])

@@ -19,8 +19,9 @@ MODES = ("replay", "record", "auto", "live")
 DEFAULT_MODE = "replay"
 MODE_ENV = "CONTROLPLANE_MODE"
 UPSTREAM_ENV = "CONTROLPLANE_UPSTREAM"
-MARKER_SIGNATURE = "agent(cassette=None, mode=None, script=None, allow_unused=False, timeout=None, workspace=None)"
-MARKER_KEYS = ("cassette", "mode", "script", "allow_unused", "timeout", "workspace")
+MARKER_SIGNATURE = ("agent(cassette=None, mode=None, script=None, allow_unused=False, timeout=None, workspace=None, "
+                    "record_errors=False)")
+MARKER_KEYS = ("cassette", "mode", "script", "allow_unused", "timeout", "workspace", "record_errors")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,6 +33,7 @@ class RunSettings:
     script: Any = None
     upstream: str | None = None
     allow_unused: bool = False
+    record_errors: bool = False  # store an upstream error answer as the recording (a test of error handling)
     record_command: str = ""
     timeout: float | None = None  # seconds per run from the marker
     default_timeout: float | None = None  # from the ini option agent_timeout
@@ -64,8 +66,9 @@ def marker_kwargs(args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, A
     for key in ("cassette", "workspace"):
         if key in kwargs and not isinstance(kwargs[key], str | Path):
             raise ConfigError(f"@pytest.mark.agent({key}=...) takes a path, got {kwargs[key]!r}.")
-    if "allow_unused" in kwargs and not isinstance(kwargs["allow_unused"], bool):
-        raise ConfigError(f"@pytest.mark.agent(allow_unused=...) takes True or False, got {kwargs['allow_unused']!r}.")
+    for key in ("allow_unused", "record_errors"):
+        if key in kwargs and not isinstance(kwargs[key], bool):
+            raise ConfigError(f"@pytest.mark.agent({key}=...) takes True or False, got {kwargs[key]!r}.")
     if "timeout" in kwargs and not (isinstance(kwargs["timeout"], int | float) and kwargs["timeout"] > 0):
         raise ConfigError(f"@pytest.mark.agent(timeout=...) takes seconds (a positive number), got {kwargs['timeout']!r}.")
     return dict(kwargs)
@@ -100,7 +103,7 @@ def resolve(*, marker_args: Sequence[Any] = (), marker: Mapping[str, Any], cli_m
     else:
         cassette = cassette_dir / cassette_name(module_path, test_name)
     return RunSettings(mode=mode, cassette=cassette, script=given.get("script"), upstream=upstream,
-                       allow_unused=given.get("allow_unused", False),
+                       allow_unused=given.get("allow_unused", False), record_errors=given.get("record_errors", False),
                        record_command=f"pytest --agent-mode=record '{nodeid}'", timeout=given.get("timeout"),
                        default_timeout=parse_timeout(ini_timeout, "ini option agent_timeout"),
                        workspace_template=test_dir / given["workspace"] if given.get("workspace") else None)

@@ -260,7 +260,8 @@ def model_gateway(request: pytest.FixtureRequest) -> Iterator[ModelGateway]:
         if script is not None and not isinstance(script, ScriptedModel):
             script = ScriptedModel(script)
         gateway = ModelGateway(mode=run.mode, cassette=run.cassette, upstream=run.upstream, script=script,
-                               record_command=run.record_command, budget=_budget(request))
+                               record_command=run.record_command, budget=_budget(request),
+                               record_errors=run.record_errors)
         gateway.open()
     except ControlPlaneError as error:
         pytest.fail(str(error), pytrace=False)

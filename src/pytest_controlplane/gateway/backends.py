@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import email.utils
 import http.client
 import ipaddress
 import os
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,9 +24,14 @@ from ..errors import (
 )
 from .normalize import Templater
 from .scripted import SOURCE, SOURCE_HEADER, ScriptedModel
-from .wire import HOP_BY_HOP, Exchange, ModelRequest, assemble_message, header_value
+from .wire import HOP_BY_HOP, Exchange, ModelRequest, assemble_message, header_value, is_sse, parse_sse
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
+# What a busy API answers (rate limited, overloaded, a gateway in between failing): tried again, a few times.
+RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504, 529})
+MAX_ATTEMPTS = 4
+MAX_RETRY_WAIT = 60.0  # seconds; a longer retry-after is cut to this
+UPSTREAM_TIMEOUT = 600
 CASSETTE_FORMAT = 2  # 2: request bodies may be deltas (cassette.delta); 1 still loads
 # A replayed request that matched only once normalised: its JSON differs from the compact form the cassette keys
 # (another client's spacing) or something varies that the quick key does not cut.  Still right, only slower.
@@ -75,8 +82,9 @@ class CassetteBackend:
     """replay / record / auto / live: a cassette, the upstream API, or both."""
 
     def __init__(self, mode: str, cassette: Path | None, upstream: str, api_key: str | None,
-                 templater: Templater, record_command: str, budget: Any = None) -> None:
+                 templater: Templater, record_command: str, budget: Any = None, record_errors: bool = False) -> None:
         self.mode = mode
+        self.record_errors = record_errors
         self.budget = budget
         self.path = cassette
         self.upstream = upstream.rstrip("/")
@@ -146,8 +154,6 @@ class CassetteBackend:
     def _forward(self, request: ModelRequest) -> Exchange:
         if self.budget is not None:
             self.budget.check()
-        url = urlsplit(self.upstream)
-        connection_class = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _FORWARD_DROPPED}
         headers["accept-encoding"] = "identity"  # store readable bodies
         agent_key = request.header("x-api-key") or request.header("authorization")
@@ -157,30 +163,73 @@ class CassetteBackend:
             headers["x-api-key"] = request.header("x-api-key")
         elif request.header("authorization"):
             headers["authorization"] = request.header("authorization")
-        try:
-            connection = connection_class(url.hostname, url.port, timeout=600)
-            connection.request(request.method, url.path.rstrip("/") + request.path, body=request.body,
-                               headers=headers)
-            upstream = connection.getresponse()
-            body = upstream.read()
-            response_headers: dict[str, list[str]] = {}
-            for key, value in upstream.getheaders():
-                response_headers.setdefault(key, []).append(value)
-            connection.close()
-        except OSError as error:
-            raise UpstreamError(
-                f"Cannot reach the upstream API at {self.upstream}: {error}.",
-                hint="Check the network or `--agent-upstream`; replay mode (`--agent-mode=replay`) needs none.")
-        response = {"status": {"code": upstream.status, "message": upstream.reason},
-                    "headers": response_headers, "body": {"string": body}}
-        exchange = Exchange(request, response, "upstream")
-        if self.budget is not None and upstream.status == 200:
+        response, attempts = self._call_upstream(request, headers)
+        exchange = Exchange(request, response, "upstream", notes=attempts)
+        status = exchange.status
+        if self.budget is not None and status == 200:
             answer = assemble_message(response) or {}
             self.budget.charge(str(answer.get("model") or (request.json or {}).get("model") or ""),
                                answer.get("usage") or {})
+        if status != 200 and not self.record_errors:
+            # An error is not the model's answer: storing it would make every replay fail the same way.
+            raise UpstreamError(
+                f"The upstream API at {self.upstream} answered request #{request.index + 1} with {status} "
+                f"{response['status'].get('message') or ''}: {_excerpt(response)}"
+                + (f" (after {len(attempts) + 1} attempts: {'; '.join(attempts)})" if attempts else "")
+                + ("; nothing was recorded." if self.mode in ("record", "auto") else "."),
+                hint=_upstream_hint(status))
         if self.cassette is not None and self.mode != "live":
             exchange.interaction = self._store(request, response, secrets=[self.api_key, agent_key])
         return exchange
+
+    def _call_upstream(self, request: ModelRequest, headers: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
+        """The upstream's answer, retrying (bounded, honouring retry-after) what a busy API answers or a dropped
+        connection; the attempts that failed, as notes.  A stream cut midway is an UpstreamError."""
+        url = urlsplit(self.upstream)
+        connection_class = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
+        failed: list[str] = []
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            connection = connection_class(url.hostname, url.port, timeout=UPSTREAM_TIMEOUT)
+            try:
+                connection.request(request.method, url.path.rstrip("/") + request.path, body=request.body,
+                                   headers=headers)
+                upstream = connection.getresponse()
+                response_headers: dict[str, list[str]] = {}
+                for key, value in upstream.getheaders():
+                    response_headers.setdefault(key, []).append(value)
+                status = {"code": upstream.status, "message": upstream.reason}
+                try:
+                    body = upstream.read()
+                except http.client.IncompleteRead as error:
+                    raise self._cut(request, status["code"], len(error.partial), attempt) from error
+            except (OSError, http.client.HTTPException) as error:  # refused, reset, dropped before an answer
+                failed.append(f"{type(error).__name__}: {error or 'no answer'}")
+                if attempt == MAX_ATTEMPTS:
+                    raise UpstreamError(
+                        f"Cannot reach the upstream API at {self.upstream}: {'; '.join(failed)} "
+                        f"({attempt} attempts); nothing was recorded.",
+                        hint="Check the network or `--agent-upstream`; replay mode (`--agent-mode=replay`) needs "
+                             "none.") from error
+                time.sleep(_backoff(attempt))
+                continue
+            finally:
+                connection.close()
+            response = {"status": status, "headers": response_headers, "body": {"string": body}}
+            if status["code"] in RETRIED_STATUSES and attempt < MAX_ATTEMPTS:
+                failed.append(f"{status['code']} {_excerpt(response, 80)}")
+                time.sleep(_retry_after(response_headers, attempt))
+                continue
+            if status["code"] == 200 and is_sse(response) and not _stream_complete(body):
+                raise self._cut(request, 200, len(body), attempt)
+            return response, failed
+        raise AssertionError("unreachable")
+
+    def _cut(self, request: ModelRequest, status: int, received: int, attempt: int) -> UpstreamError:
+        return UpstreamError(
+            f"The upstream API at {self.upstream} cut its answer to request #{request.index + 1} midway ({status}, "
+            f"{received} bytes received, no message_stop; attempt {attempt}): the stream is incomplete, so nothing "
+            "was recorded.",
+            hint="Run the test again; if it keeps happening, check the upstream (a proxy with a short timeout?).")
 
     def _store(self, request: ModelRequest, response: dict[str, Any], secrets: list[str | None]) -> int:
         assert self.cassette is not None
@@ -232,6 +281,45 @@ class CassetteBackend:
             "templated": sorted(self.templater.roots),
         }
         self.cassette.save()
+
+
+def _backoff(attempt: int) -> float:
+    return min(MAX_RETRY_WAIT, 0.5 * 2 ** (attempt - 1))
+
+
+def _retry_after(headers: dict[str, list[str]], attempt: int) -> float:
+    """The wait the upstream asked for (seconds or an HTTP date), else exponential backoff; at most a minute."""
+    value = next((v[0] for k, v in headers.items() if k.lower() == "retry-after" and v), "").strip()
+    if value:
+        try:
+            return max(0.0, min(MAX_RETRY_WAIT, float(value)))
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(value) if email.utils.parsedate_tz(value) else None
+            if when is not None:
+                return max(0.0, min(MAX_RETRY_WAIT, when.timestamp() - time.time()))
+    return _backoff(attempt)
+
+
+def _stream_complete(body: bytes) -> bool:
+    """An event stream that reached its end: a message_stop, or an error event (which is the answer)."""
+    return any(event.event in ("message_stop", "error") for event in parse_sse(body))
+
+
+def _excerpt(response: dict[str, Any], limit: int = 300) -> str:
+    body = response["body"]["string"] or b""
+    text = (body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body)).strip()
+    return (text[:limit] + "…") if len(text) > limit else (text or "(empty body)")
+
+
+def _upstream_hint(status: int) -> str:
+    if status in (401, 403):
+        return ("Check ANTHROPIC_API_KEY (or the stand-in's key) and `--agent-upstream`; to record this error as the "
+                "test's answer on purpose, mark it `@pytest.mark.agent(record_errors=True)`.")
+    if status in RETRIED_STATUSES:
+        return ("The API stayed busy through every retry: run again later; to record this error as the test's "
+                "answer on purpose, mark it `@pytest.mark.agent(record_errors=True)`.")
+    return ("The error body above says why the API refused the request; to record it as the test's answer on "
+            "purpose, mark it `@pytest.mark.agent(record_errors=True)`.")
 
 
 def api_key_from_env() -> str | None:

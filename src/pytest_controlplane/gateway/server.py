@@ -45,8 +45,10 @@ class ModelGateway:
         api_key: str | None = None,
         record_command: str = "run again with `--agent-mode=record` (pytest) or mode='record'",
         budget: Any = None,
+        record_errors: bool = False,
     ) -> None:
-        """`budget`: a gateway.budget.Budget that record/auto/live calls to the upstream API count against."""
+        """`budget`: a gateway.budget.Budget that record/auto/live calls to the upstream API count against.
+        `record_errors`: store an upstream error answer (after retries) as the recorded answer instead of failing."""
         if mode not in MODES:
             raise ConfigError(f"Unknown gateway mode {mode!r}; valid modes: {', '.join(MODES)}.")
         if mode == "script" and script is None:
@@ -59,6 +61,7 @@ class ModelGateway:
         self.api_key = api_key if api_key is not None else api_key_from_env()
         self.record_command = record_command
         self.budget = budget
+        self.record_errors = record_errors
         self.templater = Templater(roots)
         self.exchanges: list[Exchange] = []
         # Called with each request as it arrives, before it is answered (the effects oracle snapshots there);
@@ -107,7 +110,8 @@ class ModelGateway:
             self.use_script(self._script)
         else:
             self._backend = CassetteBackend(self.mode, self.cassette_path, self.upstream, self.api_key,
-                                            self.templater, self.record_command, self.budget)
+                                            self.templater, self.record_command, self.budget,
+                                            record_errors=self.record_errors)
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.gateway = self
         self._thread = threading.Thread(target=self._server.serve_until_stopped, name="controlplane-gateway",
@@ -226,6 +230,7 @@ class ModelGateway:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128  # subagents and parallel tool calls connect at once; a full backlog costs a 1 s SYN retry
     gateway: ModelGateway
 
     def server_activate(self) -> None:

@@ -6,8 +6,12 @@
 Kinds (severity "error" unless noted):
 - corrupt-line          a transcript line that is not JSON
 - duplicate-uuid        an entry uuid written twice (a duplicated line, an id collision)
-- broken-parent         a parentUuid that no entry has (a dropped line, a uuid never written)
-- reordered             an entry before its parent, or a tool_result before its tool_use
+- broken-parent         a parentUuid that no entry has (a dropped line, a uuid never written); a warning in a
+                        sidechain (a subagent's lines, which resume does not follow): CLI 2.0.x writes a
+                        subagent's last line under a hook message it never saved
+- reordered (warning)   an entry before its parent, or a tool_result before its tool_use: the CLI itself writes
+                        some lines (2.1.x attachments among them) before the line they name, milliseconds
+                        apart, and resume follows parentUuid, not file order
 - second-root           a second entry without parent in the main chain (a head replayed as a new root)
 - unanswered-tool-use   a tool_use with no tool_result (what a kill mid-tool leaves; every request 400s)
 - orphan-tool-result    a tool_result whose tool_use does not exist (or, in a list, is not just before it)
@@ -164,11 +168,17 @@ def check_transcript(lines: Iterable[str]) -> list[Problem]:
             if not entry.get("isSidechain") and not (logical and logical in first_line):
                 roots.append(number)
         elif parent not in first_line:
-            problems.append(Problem("broken-parent", number, f"parentUuid {parent} is not in the transcript "
-                                                             "(a line was dropped, or never written)"))
+            if entry.get("isSidechain"):
+                problems.append(Problem("broken-parent", number, f"parentUuid {parent} is not in this sidechain (CLI "
+                                                                 "2.0.x leaves a subagent's unsaved hook messages out; "
+                                                                 "resume does not follow sidechains)", "warning"))
+            else:
+                problems.append(Problem("broken-parent", number, f"parentUuid {parent} is not in the transcript "
+                                                                 "(a line was dropped, or never written)"))
         elif first_line[parent] > number:
             problems.append(Problem("reordered", number, f"its parent {parent} comes later, at line "
-                                                         f"{first_line[parent]}"))
+                                                         f"{first_line[parent]} (resume follows parentUuid, so this "
+                                                         "alone loses nothing)", "warning"))
     for number in roots[1:]:
         problems.append(Problem("second-root", number, f"a second entry without parent (the first is at line "
                                                        f"{roots[0]}): resume would see two conversations"))
@@ -198,7 +208,7 @@ def check_transcript(lines: Iterable[str]) -> list[Problem]:
                                                                          f"(first at line {answers[0]})"))
         if answers and answers[0] < number:
             problems.append(Problem("reordered", answers[0], f"tool_result for {use_id} comes before its tool_use "
-                                                             f"(line {number})"))
+                                                             f"(line {number})", "warning"))
     for use_id, answers in results.items():
         if use_id not in uses:
             problems.append(Problem("orphan-tool-result", answers[0], f"tool_result for {use_id}, a tool_use that is "

@@ -189,6 +189,8 @@ def plans(workspace: Path) -> dict[str, list[Callable[[dict], Any]]]:
         # 3. attachments: @-mention, CLAUDE.md, todo list, a file edited outside between turns
         "att-1": [
             lambda t: tool_use("Read", {"file_path": f"{ws}/notes.txt"}),
+            # changed behind the Read tool's back: the next request carries the change
+            lambda t: tool_use("Bash", {"command": "echo appended by bash >> notes.txt", "description": "Append"}),
             lambda t: todo_call(t),
             lambda t: text("Noted, with a todo list."),
         ],
@@ -341,11 +343,22 @@ def copy_out(run: Run, version: str, scenario: str, out: Path) -> list[Path]:
     main_id = run.world.session_id
     files = sorted(run.projects().rglob("*.jsonl"), key=lambda p: (p.stat().st_mtime_ns, str(p)))
     written = []
-    subagents = forks = 0
+    subagents = forks = summaries = 0
     for path in files:
         first = next((json.loads(line) for line in path.read_text().splitlines() if line.strip()), {})
         if not first:
             run.log.append(f"=== {path.relative_to(run.projects())} is empty: skipped")
+            continue
+        if all(json.loads(line).get("type") == "summary" for line in path.read_text().splitlines() if line.strip()):
+            # 1.0.x writes the title of a resumed session into a file of its own (the run's new id)
+            summaries += 1
+            if scenario != "basic":
+                run.log.append(f"=== {path.relative_to(run.projects())} holds only summary lines: skipped")
+                continue
+            name = f"claude-code-{version}-{scenario}-summaries{'' if summaries == 1 else summaries}.jsonl"
+            (out / name).write_text(scrub(path.read_text(encoding="utf-8"), run.world.root), encoding="utf-8")
+            run.log.append(f"=== {path.relative_to(run.projects())} -> {name}")
+            written.append(out / name)
             continue
         if first.get("isSidechain") and texts(first.get("message") or {}).strip() == "Warmup":
             run.log.append(f"=== {path.relative_to(run.projects())} is a warm-up sidechain: skipped")
