@@ -108,6 +108,40 @@ def test_corrupt_cassette_fails_before_the_agent_runs_and_is_not_touched(pyteste
         f"*Restore it (`git checkout -- */{CASSETTE}`), or delete it and record it again with `--agent-mode=record`.",
     ])
     assert path.read_bytes() == truncated
+    # One message, with the error's class; not once more as "During handling of the above exception".
+    assert result.stdout.str().count("cannot be loaded") == 1
+    result.stdout.fnmatch_lines(["*CassetteCorrupt: Cassette */test_ask.yaml cannot be loaded*"])
+    assert "During handling" not in result.stdout.str() and "direct cause" not in result.stdout.str()
+
+
+MISSING_IN_SESSION = '''
+import sys
+import pytest
+from pytest_controlplane import CommandAgent
+
+
+@pytest.fixture
+def agent():
+    return CommandAgent([sys.executable, "-c", "import anthropic, os; anthropic.Anthropic(max_retries=0).messages.create("
+                         "model='m', max_tokens=8, messages=[{'role': 'user', 'content': 'hi'}])"])
+
+
+def test_ask(agent_session):
+    agent_session.run("hello")
+'''
+
+
+def test_an_error_of_ours_shows_its_class_and_the_tests_line_not_our_frames(pytester):
+    pytester.makepyfile(test_ask=MISSING_IN_SESSION)
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        ">       agent_session.run(\"hello\")",
+        "E       pytest_controlplane.errors.CassetteNotFound: Cassette */test_ask/test_ask.yaml does not exist*",
+        "E       Record it: pytest --agent-mode=record 'test_ask.py::test_ask'",
+    ], consecutive=True)
+    output = result.stdout.str()
+    assert "session.py" not in output and "backends.py" not in output and "server.py" not in output
 
 
 def test_cassette_from_another_cli_version_fails_clearly(pytester, record, monkeypatch):

@@ -22,6 +22,7 @@ from typing import Any
 
 from .errors import ConfigError, ControlPlaneError
 from .history.check import Problem, check_messages, check_transcript, lost_entries
+from .errors import ours as __tracebackhide__  # our errors show without our frames
 
 KINDS = ("request", "stream", "tool", "save")
 

@@ -28,6 +28,14 @@ show it apart.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+
+def ours(excinfo: Any) -> bool:
+    """The core modules' `__tracebackhide__`: pytest hides their frames when the error is one of ours (its message
+    says what happened and the fix, so forty lines of the gateway's traceback only bury it) and shows them for
+    anything else (a bug of ours)."""
+    return type(getattr(excinfo, "value", None)).__module__.startswith(__name__.rsplit(".", 1)[0])
 
 
 class ControlPlaneError(Exception):

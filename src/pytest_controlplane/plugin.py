@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -264,7 +264,7 @@ def model_gateway(request: pytest.FixtureRequest) -> Iterator[ModelGateway]:
                                record_errors=run.record_errors)
         gateway.open()
     except ControlPlaneError as error:
-        pytest.fail(str(error), pytrace=False)
+        _fail(error)
     try:
         yield gateway
     finally:
@@ -274,7 +274,14 @@ def model_gateway(request: pytest.FixtureRequest) -> Iterator[ModelGateway]:
     try:
         gateway.check(allow_unused=run.allow_unused or request.node.stash.get(_CALL_FAILED, False))
     except ControlPlaneError as error:
-        pytest.fail(f"{type(error).__name__}: {error}", pytrace=False)
+        _fail(error)
+
+
+def _fail(error: ControlPlaneError) -> NoReturn:
+    """Fail the test with our error, once: its class and message, without the plugin's frames or the exception
+    it was raised while handling (pytest would print both)."""
+    __tracebackhide__ = True
+    raise pytest.fail.Exception(f"{type(error).__name__}: {error}", pytrace=False) from None
 
 
 def _budget(request: pytest.FixtureRequest) -> Any:
@@ -360,7 +367,7 @@ def bypass_variants(request: pytest.FixtureRequest) -> Any:
     """
     variant = getattr(request, "param", None)
     if isinstance(variant, ConfigError):
-        pytest.fail(f"{type(variant).__name__}: {variant}", pytrace=False)
+        _fail(variant)
     if variant is None:
         pytest.fail("The bypass_variants fixture needs the marker: @pytest.mark.bypass_variants('write', "
                     "target='.env').", pytrace=False)
@@ -396,4 +403,4 @@ def agent_session(request: pytest.FixtureRequest, agent: Any, model_gateway: Mod
         return AgentSession(agent, world, model_gateway, timeout=run.timeout, default_timeout=run.default_timeout,
                             plantings=planted)
     except ControlPlaneError as error:
-        pytest.fail(f"{type(error).__name__}: {error}", pytrace=False)
+        _fail(error)

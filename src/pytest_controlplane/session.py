@@ -22,6 +22,7 @@ from .effects import Effects
 from .errors import AgentError, ConfigError, ControlPlaneError
 from .gateway.scripted import Block, ScriptedModel, text
 from .gateway.server import ModelGateway
+from .errors import ours as __tracebackhide__  # our errors show without our frames
 
 if TYPE_CHECKING:
     from .crash import CrashReport, CrashResult

@@ -32,6 +32,7 @@ from .errors import ConfigError, ControlPlaneError
 from .gateway.scripted import ScriptedModel, text, tool_use
 from .gateway.server import ModelGateway
 from .session import AgentSession
+from .errors import ours as __tracebackhide__  # our errors show without our frames
 
 __all__ = ["SessionMachine"]
 

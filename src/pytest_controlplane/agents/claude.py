@@ -22,6 +22,7 @@ from ..errors import AgentError, ConfigError
 from .outcome import RunOutcome, ToolCall, result_text
 from .process import describe_exit, stderr_tail
 from .world import World
+from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 
 def _hook_denial(output: Any) -> str | None:

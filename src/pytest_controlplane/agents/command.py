@@ -17,6 +17,7 @@ from ..errors import AgentError, ConfigError
 from .outcome import RunOutcome
 from .process import describe_exit, kill_group, stderr_tail
 from .world import World
+from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 Argv = Sequence[str] | Callable[..., Sequence[str]]
 

@@ -22,6 +22,7 @@ from ..loop.sessions import ON_STALE, OnStale, resume_session
 from ..loop.store import SessionStore
 from .outcome import RunOutcome
 from .world import DUMMY_API_KEY, World
+from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 _env_lock = threading.Lock()
 

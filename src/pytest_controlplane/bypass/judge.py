@@ -21,6 +21,7 @@ from typing import Any
 
 from ..agents.outcome import ToolCall
 from .variant import FIRST_LINE, HOME, TMPDIR, WORKSPACE, Variant
+from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 SHIM = """#!/bin/sh
 # pytest-controlplane: stands in for `{program}` so a test can tell whether it ran.

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..gateway.scripted import Block, tool_use
+from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 WORKSPACE = "@@WORKSPACE@@"
 HOME = "@@HOME@@"

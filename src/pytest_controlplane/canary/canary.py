@@ -24,6 +24,7 @@ from ..errors import ConfigError
 from .needles import DEFAULT_MIN_FRAGMENT
 from .scan import Hit, Scanner
 from .surfaces import Surface, surfaces_of
+from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 PREFIX = "cp-canary-"
 _ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"

@@ -25,6 +25,7 @@ from ..gateway.keys import ConversationKeys, quick_key
 from ..gateway.normalize import match_key, pretty
 from . import delta, formats
 from .body import JsonBody
+from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 METADATA_KEY = "controlplane"
 

@@ -26,6 +26,7 @@ from ..errors import ConfigError
 from .diff import Change, compare
 from .routes import Aliases, aliases, normalise, spellings
 from .snapshot import Contents, Snapshot, absolute, snapshot
+from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 # Inside the agent's config dir these are instructions to the agent, not its own bookkeeping:
 # an agent that writes them is changing its own rules.

@@ -25,6 +25,7 @@ from ..errors import (
 from .normalize import Templater
 from .scripted import SOURCE, SOURCE_HEADER, ScriptedModel
 from .wire import HOP_BY_HOP, Exchange, ModelRequest, assemble_message, header_value, is_sse, parse_sse
+from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 # What a busy API answers (rate limited, overloaded, a gateway in between failing): tried again, a few times.

@@ -26,6 +26,7 @@ from .backends import DEFAULT_UPSTREAM, CassetteBackend, ScriptBackend, api_key_
 from .normalize import Templater
 from .scripted import ScriptedModel
 from .wire import HOP_BY_HOP, Exchange, ModelRequest, api_error, header_value, is_sse, json_response
+from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 MODES = ("replay", "record", "auto", "live", "script")
 MISS_STATUS = 403  # answered once by the CLI and the SDK: no retries, no minutes of backoff

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 
 @dataclass(frozen=True)

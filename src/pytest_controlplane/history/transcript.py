@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ControlPlaneError
+from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 
 def read_transcript(path: Path | str) -> list[dict[str, Any]]:

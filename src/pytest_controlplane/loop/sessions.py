@@ -19,6 +19,7 @@ from typing import Any, Literal
 from ..errors import ConfigError, SessionFormatError, StaleSession
 from .agent_loop import run_agentic_loop
 from .store import FileChange, SessionStore, check_messages, plain
+from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 OnStale = Literal["raise", "inform", "fresh"]
 ON_STALE = ("raise", "inform", "fresh")

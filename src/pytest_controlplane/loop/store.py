@@ -22,6 +22,7 @@ from typing import Any
 
 from ..atomic import write_atomically
 from ..errors import ConfigError, SessionCorrupt, SessionFormatError, SessionNotFound
+from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 FORMAT = "pytest-controlplane/session-v1"
 PATH_KEYS = ("path", "file_path", "filename")
