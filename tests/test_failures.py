@@ -171,15 +171,45 @@ def test_unplayed_interactions_fail_at_teardown(pytester, record, monkeypatch):
     ])
 
 
-def test_record_without_api_key_refuses_before_any_request(pytester):
+@pytest.mark.parametrize("mode", ["record", "live", "auto"])
+def test_a_request_that_would_go_upstream_without_a_key_is_refused_and_says_how(pytester, mode):
     pytester.makepyfile(test_ask=AGENT)
-    result = pytester.runpytest("--agent-mode=record")
-    result.assert_outcomes(errors=1)
+    result = pytester.runpytest(f"--agent-mode={mode}")
+    result.assert_outcomes(passed=1, errors=1)  # the agent gets the refusal; the test fails at teardown
     result.stdout.fnmatch_lines([
-        "*record mode forwards the agent's requests to https://api.anthropic.com, and needs an API key: "
-        "ANTHROPIC_API_KEY is not set in pytest's environment.",
+        f"*MissingApiKey: {mode} mode sends request #1 to https://api.anthropic.com, which needs an API key, and "
+        "ANTHROPIC_API_KEY is not set.",
         "*Set ANTHROPIC_API_KEY, or run from the cassettes with `--agent-mode=replay`.",
     ])
+    assert not (pytester.path / "cassettes").exists()
+
+
+SCRIPTED_ONLY = '''
+import anthropic
+import pytest
+from pytest_controlplane import text
+
+
+@pytest.mark.agent(script=[text("4")])
+def test_scripted(model_gateway):
+    client = anthropic.Anthropic(base_url=model_gateway.base_url, api_key="k", max_retries=0)
+    assert client.messages.create(model="m", max_tokens=8, messages=[{"role": "user", "content": "2+2"}]
+                                  ).content[0].text == "4"
+'''
+
+
+@pytest.mark.parametrize("mode", ["record", "auto", "live"])
+def test_tests_that_never_call_the_api_need_no_key(pytester, mode):
+    """Scripted tests (attempt(), bypass_variants, crash_everywhere are scripted too) run in any mode without a key."""
+    pytester.makepyfile(test_scripted=SCRIPTED_ONLY)
+    pytester.runpytest(f"--agent-mode={mode}").assert_outcomes(passed=1)
+
+
+def test_auto_with_every_cassette_present_needs_no_key(pytester, record):
+    record()
+    before = (pytester.path / CASSETTE).read_bytes()
+    pytester.runpytest("--agent-mode=auto").assert_outcomes(passed=1)
+    assert (pytester.path / CASSETTE).read_bytes() == before
 
 
 @pytest.mark.parametrize(("marker", "message"), [

@@ -17,33 +17,44 @@ import sys
 import time
 from pathlib import Path
 
-from .errors import ControlPlaneError
+from .errors import ConfigError, ControlPlaneError
 
 
 def _load_script(spec: str) -> object:
     """`path/to/file.py:NAME` -> the object NAME defined in that file."""
     file, _, name = spec.partition(":")
-    if not name:
-        raise SystemExit(f"--script takes FILE.py:NAME, got {spec!r}")
+    if not name or not file:
+        raise ConfigError(f"--script takes FILE.py:NAME (a ScriptedModel, a list of turns, or a dict of them by "
+                          f"test id), got {spec!r}.")
+    if not Path(file).is_file():
+        raise ConfigError(f"--script: no such file {file!r}.", hint="Give the path of the .py file that defines it.")
     module_spec = importlib.util.spec_from_file_location(Path(file).stem, file)
     if module_spec is None or module_spec.loader is None:
-        raise SystemExit(f"--script: cannot load {file}")
+        raise ConfigError(f"--script: {file} cannot be loaded as a Python module.", hint="Give a .py file.")
     module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as error:  # the user's code: whatever it raises, said in one line
+        raise ConfigError(f"--script: running {file} raised {type(error).__name__}: {error}.",
+                          hint=f"Fix {file}; `python {file}` shows the traceback.") from error
+    if not hasattr(module, name):
+        defined = sorted(k for k in vars(module) if not k.startswith("_") and k.isupper())
+        raise ConfigError(f"--script: {file} defines no {name!r}" + (f" (it defines {', '.join(defined)})."
+                                                                      if defined else "."))
     return getattr(module, name)
 
 
 def serve(args: argparse.Namespace) -> int:
-    from .gateway import ModelGateway
+    from .gateway import ModelGateway, ScriptedModel
+    from .gateway.scripted import ScriptPerTest
 
     script = _load_script(args.script) if args.script else None
-    try:
-        gateway = ModelGateway(mode="script" if script is not None else args.mode, cassette=args.cassette,
-                               upstream=args.upstream, script=script)
-        gateway.open()
-    except ControlPlaneError as error:
-        print(f"controlplane serve: {error}", file=sys.stderr)
-        return 2
+    # A stand-in restarts its script for each test that records through it (or plays each its own, from a dict).
+    model = ScriptedModel(ScriptPerTest(script)) if script is not None else None
+    gateway = ModelGateway(mode="script" if model is not None else args.mode, cassette=args.cassette,
+                           upstream=args.upstream, script=model,
+                           replay_advice="serve a cassette with `controlplane serve --mode replay --cassette PATH`")
+    gateway.open()
     print(f"ANTHROPIC_BASE_URL={gateway.base_url}", flush=True)
     try:
         while True:
@@ -124,7 +135,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if extra:
         args.paths += extra
-    return serve(args) if args.command == "serve" else cassettes(args)
+    try:
+        return serve(args) if args.command == "serve" else cassettes(args)
+    except ControlPlaneError as error:
+        # One line, the fix included: a traceback here only hides what to do.
+        print(f"controlplane {args.command}: {type(error).__name__}: {' '.join(str(error).split())}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -261,7 +261,7 @@ def model_gateway(request: pytest.FixtureRequest) -> Iterator[ModelGateway]:
             script = ScriptedModel(script)
         gateway = ModelGateway(mode=run.mode, cassette=run.cassette, upstream=run.upstream, script=script,
                                record_command=run.record_command, budget=_budget(request),
-                               record_errors=run.record_errors)
+                               record_errors=run.record_errors, test_id=request.node.nodeid)
         gateway.open()
     except ControlPlaneError as error:
         _fail(error)

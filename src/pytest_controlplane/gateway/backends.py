@@ -23,7 +23,7 @@ from ..errors import (
     UpstreamError,
 )
 from .normalize import Templater
-from .scripted import SOURCE, SOURCE_HEADER, ScriptedModel
+from .scripted import SOURCE, SOURCE_HEADER, TEST_HEADER, ScriptedModel
 from .wire import HOP_BY_HOP, Exchange, ModelRequest, assemble_message, header_value, is_sse, parse_sse
 from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
@@ -33,6 +33,7 @@ RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504, 529})
 MAX_ATTEMPTS = 4
 MAX_RETRY_WAIT = 60.0  # seconds; a longer retry-after is cut to this
 UPSTREAM_TIMEOUT = 600
+REPLAY_ADVICE = "run from the cassettes with `--agent-mode=replay`"
 CASSETTE_FORMAT = 2  # 2: request bodies may be deltas (cassette.delta); 1 still loads
 # A replayed request that matched only once normalised: its JSON differs from the compact form the cassette keys
 # (another client's spacing) or something varies that the quick key does not cut.  Still right, only slower.
@@ -83,8 +84,11 @@ class CassetteBackend:
     """replay / record / auto / live: a cassette, the upstream API, or both."""
 
     def __init__(self, mode: str, cassette: Path | None, upstream: str, api_key: str | None,
-                 templater: Templater, record_command: str, budget: Any = None, record_errors: bool = False) -> None:
+                 templater: Templater, record_command: str, budget: Any = None, record_errors: bool = False,
+                 replay_advice: str = REPLAY_ADVICE, test_id: str | None = None) -> None:
         self.mode = mode
+        self.test_id = test_id
+        self.replay_advice = replay_advice
         self.record_errors = record_errors
         self.budget = budget
         self.path = cassette
@@ -96,11 +100,6 @@ class CassetteBackend:
         self.cassette: Cassette | None = None
         self.sources: set[str] = set()
         self.cli_versions: set[str] = set()
-        if mode in ("record", "live", "auto") and not api_key and not is_loopback(self.upstream):
-            raise MissingApiKey(
-                f"{mode} mode forwards the agent's requests to {self.upstream}, and needs an API key: "
-                "ANTHROPIC_API_KEY is not set in pytest's environment.",
-                hint="Set ANTHROPIC_API_KEY, or run from the cassettes with `--agent-mode=replay`.")
         if mode in ("replay", "auto") and cassette is not None and cassette.is_file():
             self.cassette = Cassette.load(cassette)  # a corrupt file fails here, before the agent runs
         elif mode in ("record", "auto") and cassette is not None:
@@ -153,6 +152,12 @@ class CassetteBackend:
             hint=f"If the agent changed on purpose, re-record: {self.record_command}")
 
     def _forward(self, request: ModelRequest) -> Exchange:
+        # The key is asked for only now, when a request really goes upstream: a scripted test, or an auto run whose
+        # cassettes hold every answer, never needs one.
+        if not self.api_key and not is_loopback(self.upstream):
+            raise MissingApiKey(
+                f"{self.mode} mode sends request #{request.index + 1} to {self.upstream}, which needs an API key, and "
+                "ANTHROPIC_API_KEY is not set.", hint=f"Set ANTHROPIC_API_KEY, or {self.replay_advice}.")
         if self.budget is not None:
             self.budget.check()
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _FORWARD_DROPPED}
@@ -164,6 +169,8 @@ class CassetteBackend:
             headers["x-api-key"] = request.header("x-api-key")
         elif request.header("authorization"):
             headers["authorization"] = request.header("authorization")
+        if self.test_id and is_loopback(self.upstream):
+            headers[TEST_HEADER] = self.test_id  # a stand-in plays each test its own script
         response, attempts = self._call_upstream(request, headers)
         exchange = Exchange(request, response, "upstream", notes=attempts)
         status = exchange.status

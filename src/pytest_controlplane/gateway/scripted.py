@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -23,6 +24,9 @@ from ..errors import ours as __tracebackhide__  # our errors show without our fr
 DEFAULT_MODEL = "claude-scripted"
 SOURCE_HEADER = "x-controlplane-source"
 SOURCE = "scripted-model"
+# Sent by a recording gateway to a stand-in on this machine (never to a remote API): which test is recording, so
+# that `controlplane serve --script` plays each test its own script from the start.
+TEST_HEADER = "x-controlplane-test"
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,8 @@ class ScriptedModel:
         """Turns not yet asked for (0 for a script that is a function)."""
         return 0 if self._function else max(0, len(self._turns) - self.served)
 
-    def _next_turn(self, request: ModelRequest) -> list[Block]:
+    def next_turn(self, request: ModelRequest) -> list[Block]:
+        """The blocks of the turn that answers `request` (ScriptExhausted when there is none left)."""
         if self._function is not None:
             turn: Any = self._function
         elif self.served < len(self._turns):
@@ -106,7 +111,7 @@ class ScriptedModel:
 
     def respond(self, request: ModelRequest) -> dict[str, Any]:
         """The response to `request` (ScriptExhausted when there is no turn left)."""
-        blocks = self._next_turn(request)
+        blocks = self.next_turn(request)
         body = request.json if isinstance(request.json, dict) else {}
         model = self.model or body.get("model") or DEFAULT_MODEL
         number = next(self._ids)
@@ -152,3 +157,34 @@ def _stream_events(message: dict[str, Any]) -> list[SseEvent]:
                                            "usage": {"output_tokens": message["usage"]["output_tokens"]}}))
     events.append(_event("message_stop", {"type": "message_stop"}))
     return events
+
+
+class ScriptPerTest:
+    """A stand-in's script, started afresh for each test that records through it (`controlplane serve --script`).
+
+    `source`: the turns (a list, a ScriptedModel's turns, a function of the request) every test gets from the
+    start, or a dict of them keyed by test id (a node id, or its last part: `test_note`).  The test is the one
+    a recording gateway names in its `x-controlplane-test` header; requests without it share one script."""
+
+    def __init__(self, source: Any) -> None:
+        self.source = (source._function or source._turns) if isinstance(source, ScriptedModel) else source
+        self.models: dict[str, ScriptedModel] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, request: ModelRequest) -> list[Block]:
+        test = request.header(TEST_HEADER)
+        with self._lock:
+            if test not in self.models:
+                self.models[test] = ScriptedModel(self._turns_of(test))
+            model = self.models[test]
+        return model.next_turn(request)
+
+    def _turns_of(self, test: str) -> Any:
+        if not isinstance(self.source, Mapping):
+            return self.source
+        for key in (test, test.rpartition("::")[2], test.rpartition("::")[2].partition("[")[0]):
+            if key in self.source:
+                return self.source[key]
+        raise ScriptExhausted(f"The stand-in's script has no turns for test {test or '(no test named)'}; it has: "
+                              f"{', '.join(map(str, self.source)) or 'nothing'}.",
+                              hint="Add the test's id (or its name) as a key of the script's dict.")

@@ -22,7 +22,7 @@ from typing import Any
 from .. import codings
 from ..crash import DropRequest
 from ..errors import CassetteCorrupt, ConfigError, ControlPlaneError
-from .backends import DEFAULT_UPSTREAM, CassetteBackend, ScriptBackend, api_key_from_env
+from .backends import DEFAULT_UPSTREAM, REPLAY_ADVICE, CassetteBackend, ScriptBackend, api_key_from_env
 from .normalize import Templater
 from .scripted import ScriptedModel
 from .wire import HOP_BY_HOP, Exchange, ModelRequest, api_error, header_value, is_sse, json_response
@@ -47,9 +47,13 @@ class ModelGateway:
         record_command: str = "run again with `--agent-mode=record` (pytest) or mode='record'",
         budget: Any = None,
         record_errors: bool = False,
+        replay_advice: str = REPLAY_ADVICE,
+        test_id: str | None = None,
     ) -> None:
         """`budget`: a gateway.budget.Budget that record/auto/live calls to the upstream API count against.
-        `record_errors`: store an upstream error answer (after retries) as the recorded answer instead of failing."""
+        `record_errors`: store an upstream error answer (after retries) as the recorded answer instead of failing.
+        `replay_advice`: how to do without the API, said when a request needs a key that is not set.
+        `test_id`: the test recording, named to a stand-in on this machine (see scripted.ScriptPerTest)."""
         if mode not in MODES:
             raise ConfigError(f"Unknown gateway mode {mode!r}; valid modes: {', '.join(MODES)}.")
         if mode == "script" and script is None:
@@ -63,6 +67,8 @@ class ModelGateway:
         self.record_command = record_command
         self.budget = budget
         self.record_errors = record_errors
+        self.replay_advice = replay_advice
+        self.test_id = test_id
         self.templater = Templater(roots)
         self.exchanges: list[Exchange] = []
         # Called with each request as it arrives, before it is answered (the effects oracle snapshots there);
@@ -112,7 +118,8 @@ class ModelGateway:
         else:
             self._backend = CassetteBackend(self.mode, self.cassette_path, self.upstream, self.api_key,
                                             self.templater, self.record_command, self.budget,
-                                            record_errors=self.record_errors)
+                                            record_errors=self.record_errors, replay_advice=self.replay_advice,
+                                            test_id=self.test_id)
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.gateway = self
         self._thread = threading.Thread(target=self._server.serve_until_stopped, name="controlplane-gateway",
