@@ -204,3 +204,44 @@ def test_plugin_import_stays_cheap():
             "print(sorted(m for m in ('anthropic', 'claude_agent_sdk', 'vcr', 'hypothesis', 'yaml') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def _raw(address: tuple[str, int], request: bytes) -> tuple[int, dict]:
+    with socket.create_connection(address, timeout=10) as sock:
+        sock.sendall(request)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+            head, _, body = answer.partition(b"\r\n\r\n")
+            length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                           if line.lower().startswith(b"content-length:")), None)
+            if length is not None and len(body) >= length:
+                break
+    status = int(answer.split(b" ", 2)[1])
+    return status, json.loads(body)
+
+
+@pytest.mark.parametrize(("request_bytes", "says"), [
+    (b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}", "Content-Length 'abc'"),
+    (b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n{}", "Content-Length '-5'"),
+    (b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+     "a chunk size b'zz'"),
+    (b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot json!",
+     "not a JSON object"),
+    (b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n[]",
+     "not a JSON object"),
+])
+def test_a_malformed_request_gets_a_400_in_the_apis_shape_and_the_gateway_keeps_serving(request_bytes, says, capfd):
+    model = ScriptedModel([text("still here")])
+    with ModelGateway(mode="script", script=model) as gateway:
+        address = ("127.0.0.1", int(gateway.base_url.rsplit(":", 1)[1]))
+        status, body = _raw(address, request_bytes)
+        assert status == 400 and body["type"] == "error" and body["error"]["type"] == "invalid_request_error"
+        assert says in body["error"]["message"]
+        # The next client is served as usual; a chunked body is read too.
+        payload = json.dumps({"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]})
+        status, body = _raw(address, b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                                     b"Connection: close\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(payload), payload.encode()))
+        assert status == 200 and body["content"][0]["text"] == "still here"
+    assert gateway.problems == [] and model.remaining == 0
+    assert "Traceback" not in capfd.readouterr().err

@@ -195,6 +195,11 @@ class ModelGateway:
                 return exchange
             if method == "POST" and route == "/v1/messages/count_tokens":
                 exchange = Exchange(request, json_response(200, {"input_tokens": max(1, len(body) // 4)}), "gateway")
+            elif method == "POST" and route == "/v1/messages" and not isinstance(request.json, dict):
+                # What the real API answers; no backend should be asked (a scripted model would answer it).
+                exchange = Exchange(request, api_error(400, "invalid_request_error",
+                                                       "The request body is not a JSON object (pytest-controlplane's "
+                                                       "model gateway)."), "gateway")
             elif method == "POST" and route == "/v1/messages":
                 exchange = self._from_backend(request)
             else:
@@ -240,6 +245,18 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 128  # subagents and parallel tool calls connect at once; a full backlog costs a 1 s SYN retry
     gateway: ModelGateway
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A fault of the gateway itself while serving: kept as a problem that fails the test, never printed to
+        stderr as a bare traceback (socketserver's default)."""
+        import traceback
+
+        from ..errors import GatewayError
+
+        self.gateway.problems.append(GatewayError(
+            f"The model gateway failed while serving {client_address[0]}:{client_address[1]}: "
+            f"{traceback.format_exc(limit=-3).strip()}",
+            hint="This is a bug in pytest-controlplane: please report it with the text above."))
 
     def server_activate(self) -> None:
         super().server_activate()
@@ -301,8 +318,9 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     def _handle(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        body = self.rfile.read(length) if length else b""
+        body = self._body()
+        if body is None:
+            return
         gateway = self.server.gateway
         exchange = gateway._answer(self.command, self.path, dict(self.headers.items()), body)
         try:
@@ -316,6 +334,36 @@ class _Handler(BaseHTTPRequestHandler):
             exchange.finish(time.perf_counter() - self.started)
 
     do_POST = do_GET = do_PUT = do_DELETE = _handle
+
+    def _body(self) -> bytes | None:
+        """The request body (Content-Length or chunked); None when the framing is broken, after answering 400 in the
+        API's error shape and closing the connection (its next bytes cannot be found)."""
+        if self.headers.get("transfer-encoding", "").lower() == "chunked":
+            body = b""
+            while True:
+                size = self.rfile.readline(65537).split(b";")[0].strip()
+                if not size or not all(c in b"0123456789abcdefABCDEF" for c in size):
+                    return self._refuse(f"a chunk size {size[:20]!r} that is not hexadecimal")
+                if int(size, 16) == 0:
+                    while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
+                        pass  # trailers
+                    return body
+                body += self.rfile.read(int(size, 16))
+                self.rfile.readline(65537)
+        value = self.headers.get("content-length") or "0"
+        if not value.strip().isdigit():
+            return self._refuse(f"Content-Length {value!r}, which is not a length")
+        length = int(value)
+        return self.rfile.read(length) if length else b""
+
+    def _refuse(self, what: str) -> None:
+        self.close_connection = True
+        try:
+            self._send(api_error(400, "invalid_request_error", f"pytest-controlplane's model gateway: the request has "
+                                                               f"{what}."))
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        return None
 
     def _send(self, response: dict[str, Any], interrupt: Callable[[], None] | None = None) -> None:
         status = response["status"]
