@@ -5,6 +5,9 @@ Replay never writes a cassette, whatever goes wrong.
 
 from __future__ import annotations
 
+import os
+import stat
+
 import pytest
 import yaml
 
@@ -66,6 +69,53 @@ def test_missing_cassette_says_how_to_record(pytester):
         "*Record it: pytest --agent-mode=record 'test_ask.py::test_ask'*",
     ])
     assert not (pytester.path / "cassettes").exists()
+
+
+def test_a_missing_cassette_is_summarised_as_missing(pytester):
+    pytester.makepyfile(test_ask=MISSING_IN_SESSION)
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "test_ask.py::test_ask: 1 turn(s), 0+0 tokens, cassette missing, recorded 0, mode replay",
+        "total: 1 agent test(s), 1 turn(s), 0+0 tokens, cassette 0 hit(s) / 0 miss(es) / 0 unused, 1 cassette(s) "
+        "missing, recorded 0",
+    ])
+
+
+def test_a_recorded_cassette_has_the_users_umask_not_0600(pytester, record):
+    old = os.umask(0o022)
+    try:
+        record()
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((pytester.path / CASSETTE).stat().st_mode) == 0o644
+
+
+@pytest.mark.parametrize("factory", ["lambda: ClaudeAgentOptions()", "make_options"])
+def test_an_options_factory_that_cannot_take_the_workspace_says_how_to_write_it(pytester, factory):
+    pytester.makeconftest(f'''
+import pytest
+from claude_agent_sdk import ClaudeAgentOptions
+from pytest_controlplane import ClaudeAgent
+
+
+def make_options(*, permission_mode="acceptEdits"):
+    return ClaudeAgentOptions(permission_mode=permission_mode)
+
+
+@pytest.fixture
+def agent():
+    return ClaudeAgent({factory})
+''')
+    pytester.makepyfile("def test_x(agent_session):\n    pass\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([
+        "*ConfigError: ClaudeAgent(options_factory): the factory is called with the test's workspace (a Path), but *"
+        "cannot take it.",
+        "*Write it as `lambda workspace: ClaudeAgentOptions(...)` (ignore the argument if you do not need it).",
+    ])
+    assert "TypeError" not in result.stdout.str() and "world.py" not in result.stdout.str()
 
 
 def test_recorded_cassette_says_where_it_came_from(pytester, record):
@@ -154,8 +204,10 @@ def test_cassette_from_another_cli_version_fails_clearly(pytester, record, monke
     result.stdout.fnmatch_lines([
         "*CassetteVersionMismatch: Cassette *test_ask.yaml was recorded with Claude Code CLI 2.1.332, but this run "
         "uses CLI 2.1.400; its prompts differ, so its requests cannot match.",
-        "*Re-record it: pytest --agent-mode=record 'test_ask.py::test_ask'*",
+        "*Re-record it: pytest --agent-mode=record 'test_ask.py::test_ask' — or pin, in your project's test "
+        "dependencies, the claude-agent-sdk release that bundles CLI 2.1.332*",
     ])
+    assert "dev extra" not in result.stdout.str()
     monkeypatch.setenv("AGENT_UA", "claude-cli/2.1.332 (external, sdk-py)")
     pytester.runpytest().assert_outcomes(passed=1)
 

@@ -8,6 +8,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 
+def _umask() -> int:
+    """The process's umask, read without setting it (os.umask would change it for every thread meanwhile)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
 def write_atomically(path: Path, data: bytes, *, before_replace: Callable[[], None] | None = None) -> None:
     """Write `data` to a temporary file beside `path`, fsync it, rename it over `path`, fsync the folder.
 
@@ -16,6 +28,8 @@ def write_atomically(path: Path, data: bytes, *, before_replace: Callable[[], No
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as out:
+            # mkstemp makes the file 0600; the file is the user's (a cassette to commit): their umask decides.
+            os.fchmod(out.fileno(), 0o666 & ~_umask())
             out.write(data)
             out.flush()
             os.fsync(out.fileno())

@@ -181,8 +181,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if not rows and not used:
         return
     terminalreporter.section("agent tests (pytest-controlplane)")
-    totals = dict.fromkeys(("turns", "tokens_in", "tokens_out", "hits", "normalised", "recorded", "misses", "unused"),
-                           0)
+    totals = dict.fromkeys(("turns", "tokens_in", "tokens_out", "hits", "normalised", "recorded", "misses", "unused",
+                            "missing"), 0)
     each = config.getoption("verbose") > 0 or len(rows) <= 20
     for nodeid, row in sorted(rows):
         for key in totals:
@@ -190,13 +190,16 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         if each:
             terminalreporter.write_line(
                 f"{nodeid}: {row['turns']} turn(s), {row['tokens_in']}+{row['tokens_out']} tokens, cassette "
-                f"{_hits(row)} / {row['misses']} miss(es) / {row['unused']} unused, recorded "
-                f"{row['recorded']}, mode {row['mode']}")
+                + ("missing" if row.get("missing") else f"{_hits(row)} / {row['misses']} miss(es) / {row['unused']} "
+                                                        "unused")
+                + f", recorded {row['recorded']}, mode {row['mode']}")
     if rows:
         terminalreporter.write_line(
             f"total: {len(rows)} agent test(s), {totals['turns']} turn(s), {totals['tokens_in']}+"
             f"{totals['tokens_out']} tokens, cassette {_hits(totals)} / {totals['misses']} miss(es) / "
-            f"{totals['unused']} unused, recorded {totals['recorded']}" + ("" if each else " (-v: a line per test)"))
+            f"{totals['unused']} unused"
+            + (f", {totals['missing']} cassette(s) missing" if totals["missing"] else "")
+            + f", recorded {totals['recorded']}" + ("" if each else " (-v: a line per test)"))
     if not terminalreporter.stats.get("deselected") and not config.option.file_or_dir:  # the whole suite ran
         _unused_cassettes(terminalreporter, config, used)
 

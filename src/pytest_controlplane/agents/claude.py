@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import AgentError, ConfigError
 from .outcome import RunOutcome, ToolCall, result_text
 from .process import describe_exit, stderr_tail
-from .world import World
+from .world import World, check_takes_workspace
 from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 
@@ -125,8 +125,7 @@ class ClaudeAgent:
 
     def __init__(self, options_factory: Callable[[Path], Any], *, timeout: float | None = None) -> None:
         """`timeout`: seconds per run, unless the test's @pytest.mark.agent(timeout=...) says otherwise."""
-        if not callable(options_factory):
-            raise ConfigError("ClaudeAgent(options_factory): pass a function workspace -> ClaudeAgentOptions.")
+        check_takes_workspace(options_factory, "ClaudeAgent", "ClaudeAgentOptions")
         if importlib.util.find_spec("claude_agent_sdk") is None:
             raise ConfigError("ClaudeAgent needs claude-agent-sdk, which is not installed.",
                               hint="pip install 'pytest-controlplane[claude]' (it bundles the Claude Code CLI).")

@@ -21,7 +21,7 @@ from ..loop.agent_loop import run_agentic_loop
 from ..loop.sessions import ON_STALE, OnStale, resume_session
 from ..loop.store import SessionStore
 from .outcome import RunOutcome
-from .world import DUMMY_API_KEY, World
+from .world import DUMMY_API_KEY, World, check_takes_workspace
 from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 _env_lock = threading.Lock()
@@ -36,9 +36,7 @@ class LoopAgent:
     def __init__(self, options_factory: Callable[[Path], Mapping[str, Any]], *, loop: Callable[..., Any] | None = None,
                  on_stale: OnStale = "raise", reading_tools: Iterable[str] | Mapping[str, str] | None = None,
                  timeout: float | None = None) -> None:
-        if not callable(options_factory):
-            raise ConfigError("LoopAgent(options_factory): pass a function workspace -> dict of the loop's keyword "
-                              "arguments, e.g. lambda ws: {'system': ..., 'tools': ..., 'tool_impls': ...}.")
+        check_takes_workspace(options_factory, "LoopAgent", "dict")
         if on_stale not in ON_STALE:
             raise ConfigError(f"LoopAgent(on_stale={on_stale!r}): choose one of {', '.join(ON_STALE)}.")
         self.options_factory = options_factory

@@ -9,6 +9,7 @@ run send the same requests.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import os
 import shutil
@@ -17,9 +18,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..errors import ours as __tracebackhide__  # our errors show without our frames
 from .process import WORLD_ENV
 
 DUMMY_API_KEY = "sk-ant-controlplane-dummy-key"
+
+
+def check_takes_workspace(factory: object, adapter: str, returns: str) -> None:
+    """An adapter's `options_factory` is called with the workspace: say so at once, not with a TypeError later."""
+    if not callable(factory):
+        raise ConfigError(f"{adapter}(options_factory): pass a function workspace -> {returns}, got {factory!r}.")
+    try:
+        inspect.signature(factory).bind(Path("workspace"))
+    except TypeError:
+        raise ConfigError(f"{adapter}(options_factory): the factory is called with the test's workspace (a Path), "
+                          f"but {getattr(factory, '__name__', factory)!s} cannot take it.",
+                          hint=f"Write it as `lambda workspace: {returns}(...)` (ignore the argument if you do not "
+                               "need it).") from None
+    except ValueError:
+        pass  # no signature to inspect (a builtin): it will be called and can fail then
 
 # The only variables of the surrounding process an agent gets: enough to find programs and speak the
 # locale.  Everything else (tokens, proxies, ANTHROPIC_*/CLAUDE_* settings, cloud credentials) stays

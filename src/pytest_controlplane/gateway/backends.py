@@ -127,8 +127,9 @@ class CassetteBackend:
                 f"Cassette {self.cassette.path} was recorded with Claude Code CLI {recorded}, but this run "
                 f"uses CLI {running}; its prompts differ, so its requests cannot match.",
                 path=self.cassette.path,
-                hint=f"Re-record it: {self.record_command} — or install the claude-agent-sdk that bundles "
-                     f"CLI {recorded} (`controlplane` pins it in the dev extra).")
+                hint=f"Re-record it: {self.record_command} — or pin, in your project's test dependencies, the "
+                     f"claude-agent-sdk release that bundles CLI {recorded} (pip install 'claude-agent-sdk==...'; "
+                     "its claude_agent_sdk/_cli_version.py names the CLI it bundles).")
         body = self.templater.template_body(request.body)
         return self.cassette.find(request.method, request.route, body)
 

@@ -62,6 +62,7 @@ def summary(session: Any, *, mode: str) -> dict[str, Any]:
             "tokens_in": tokens_in, "tokens_out": tokens_out, "hits": sources.count("cassette"),
             "recorded": sources.count("upstream"), "misses": sum(1 for e in requests if "ReplayMiss" in e.notes),
             "normalised": sum(1 for e in requests if NORMALISED_MATCH in e.notes),
+            "missing": int(any("CassetteNotFound" in e.notes for e in requests)),
             "unused": session.gateway.unplayed()}
 
 
