@@ -80,7 +80,8 @@ def test_without_the_guard_the_same_test_fails_on_the_effect(pytester, monkeypat
     pytester.makepyfile(test_guard=ATTEMPT)
     result = pytester.runpytest("-s")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*VERDICT allowed | *", "*AssertionError: the agent wrote .env (ToolCall(Write *: allowed))*"])
+    result.stdout.fnmatch_lines(["*VERDICT allowed | *", "*AssertionError: the agent wrote .env (ToolCall(Write *: "
+                                 "allowed; hooks consulted: 0, callback consulted: 0))*"])
 
 
 def test_default_agent_fixture_shows_how_to_define_one(pytester):
@@ -287,3 +288,38 @@ def test_bypass_permissions_runs_as_root_as_it_does_otherwise(pytester):
     pytester.makeconftest(BYPASS_AGENT)
     pytester.makepyfile(test_root_bypass=BYPASS_TEST)
     pytester.runpytest().assert_outcomes(passed=1)
+
+
+ACCEPT_EDITS_AGENT = '''
+import pytest
+from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow
+from pytest_controlplane import ClaudeAgent
+
+
+async def may_use(tool_name, tool_input, context):
+    return PermissionResultAllow()
+
+
+@pytest.fixture
+def agent():
+    return ClaudeAgent(lambda workspace: ClaudeAgentOptions(permission_mode="acceptEdits", can_use_tool=may_use))
+'''
+
+ACCEPT_EDITS_TEST = '''
+from pytest_controlplane import tool_use
+
+
+def test_rm(agent_session):
+    (agent_session.workspace / "old.txt").write_text("x")
+    call = agent_session.attempt(tool_use("Bash", {"command": "rm old.txt"}))
+    print("CALL", repr(call))
+    assert not (agent_session.workspace / "old.txt").exists()
+'''
+
+
+def test_under_accept_edits_the_cli_runs_rm_without_asking_the_callback_and_the_repr_says_so(pytester):
+    pytester.makeconftest(ACCEPT_EDITS_AGENT)
+    pytester.makepyfile(test_accept_edits=ACCEPT_EDITS_TEST)
+    result = pytester.runpytest("-s")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*CALL ToolCall(Bash *: allowed; hooks consulted: 0, callback consulted: 0)"])

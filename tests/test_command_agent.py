@@ -172,4 +172,4 @@ def test_claude_cli_as_a_command_with_project_hooks_from_a_template(pytester, ho
         result.stdout.fnmatch_lines(["*VERDICT errored | PreToolUse:Write hook error: *guard.sh: .env is protected*"])
     else:
         result.assert_outcomes(passed=1, failed=1)
-        result.stdout.fnmatch_lines(["*AssertionError: the CLI wrote .env (ToolCall(Write *: allowed)*"])
+        result.stdout.fnmatch_lines(["*AssertionError: the CLI wrote .env (ToolCall(Write *: allowed; consulted: cannot tell)*"])

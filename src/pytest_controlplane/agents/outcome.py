@@ -20,14 +20,24 @@ class ToolCall:
     result: str = ""  # what the tool (or the refusal) returned to the model
     hooks_consulted: int = 0  # PreToolUse hook callbacks that ran for this call
     permissions_consulted: int = 0  # can_use_tool callbacks that ran for this call
+    observed: bool = True  # False: read off the model's exchanges (a CommandAgent), so the counts are unknown
 
     @property
     def denied(self) -> bool:
         return self.verdict.startswith("denied")
 
+    @property
+    def consulted(self) -> str:
+        """"hooks consulted: 1, callback consulted: 0", or "consulted: cannot tell" for an agent seen from outside.
+        Under acceptEdits the CLI approves workspace edits and commands such as `rm` without asking can_use_tool:
+        a 0 here says the callback never saw the call."""
+        if not self.observed:
+            return "consulted: cannot tell"
+        return f"hooks consulted: {self.hooks_consulted}, callback consulted: {self.permissions_consulted}"
+
     def __repr__(self) -> str:
         reason = f", reason={self.reason[:80]!r}" if self.reason else ""
-        return f"ToolCall({self.name} {self.id}: {self.verdict}{reason})"
+        return f"ToolCall({self.name} {self.id}: {self.verdict}{reason}; {self.consulted})"
 
 
 @dataclass
@@ -69,7 +79,8 @@ def calls_seen_by_model(exchanges: list[Any]) -> list[ToolCall]:
         answer = assemble_message(exchange.response) if exchange.status == 200 else None
         for block in (answer or {}).get("content", []):
             if isinstance(block, dict) and block.get("type") == "tool_use":
-                calls.setdefault(block["id"], ToolCall(block["id"], block["name"], dict(block.get("input") or {})))
+                calls.setdefault(block["id"], ToolCall(block["id"], block["name"], dict(block.get("input") or {}),
+                                                       observed=False))
     return list(calls.values())
 
 

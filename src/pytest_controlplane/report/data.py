@@ -25,7 +25,7 @@ def collect(session: Any, *, test: str, outcome: str, failure: str = "", mode: s
         "mode": "script" if session.gateway.mode == "script" else mode,
         "exchanges": exchanges,
         "tool_calls": [{"name": c.name, "input": c.input, "verdict": c.verdict, "reason": c.reason,
-                        "result": c.result} for c in session.tool_calls],
+                        "result": c.result, "consulted": c.consulted} for c in session.tool_calls],
         "effects": [{"run": c.run, "during": c.during, "path": c.shown_as, "kind": c.kind, "detail": c.detail}
                     for c in session.effects.diff],
         "bookkeeping": len(session.effects.bookkeeping),

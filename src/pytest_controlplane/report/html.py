@@ -85,7 +85,8 @@ def _tool_calls(calls: list[dict[str, Any]], marker: _Marker) -> str:
         return "<p>none</p>"
     return _table(["#", "tool", "input", "verdict", "reason / result"],
                   [[str(i), _e(c["name"]), f"<pre>{marker(json.dumps(c['input'], ensure_ascii=False))}</pre>",
-                    f"<span class='verdict {_e(c['verdict'])}'>{_e(c['verdict'])}</span>",
+                    f"<span class='verdict {_e(c['verdict'])}'>{_e(c['verdict'])}</span>"
+                    f"<div class=meta>{_e(c.get('consulted', ''))}</div>",
                     marker((c.get("reason") or c.get("result") or "")[:600])]
                    for i, c in enumerate(calls, start=1)])
 
