@@ -104,15 +104,27 @@ def test_ask(model_gateway):
 '''
 
 
-def test_record_mode_shows_the_upstreams_status_and_body(pytester, monkeypatch):
+@pytest.mark.parametrize(("mode", "trouble"), [("record", "busy"), ("record", "refused"), ("auto", "refused"),
+                                              ("live", "busy")])
+def test_every_forwarding_mode_shows_the_upstreams_status_and_body_and_stores_nothing(pytester, monkeypatch, mode,
+                                                                                      trouble):
     pytester.makepyfile(test_busy=BUSY_TEST)
-    with StandIn(CONVERSATION, api_key=API_KEY, troubles=["529"] * 4) as api:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
-        result = pytester.runpytest("--agent-mode=record", f"--agent-upstream={api.url}")
+    key = API_KEY if trouble == "busy" else "a-key-the-upstream-refuses"
+    with StandIn(CONVERSATION, api_key=API_KEY, troubles=["529"] * 4 if trouble == "busy" else []) as api:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+        result = pytester.runpytest(f"--agent-mode={mode}", f"--agent-upstream={api.url}")
     result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines([
-        f"*UpstreamError: The upstream API at {api.url} answered request #1 with 529*"
-        '*"overloaded_error"*after 4 attempts: 529*; nothing was recorded.',
-        "*The API stayed busy through every retry: run again later*record_errors=True*",
-    ])
+    if trouble == "busy":
+        result.stdout.fnmatch_lines([
+            f"*UpstreamError: The upstream API at {api.url} answered request #1 with 529*"
+            '*"overloaded_error"*after 4 attempts: 529*',
+            "*The API stayed busy through every retry: run again later*record_errors=True*",
+        ])
+    else:
+        result.stdout.fnmatch_lines([
+            f"*UpstreamError: The upstream API at {api.url} answered request #1 with 401*"
+            '*"authentication_error"*invalid x-api-key*',
+            "*Check ANTHROPIC_API_KEY (or the stand-in's key) and `--agent-upstream`*",
+        ])
+    assert ("nothing was recorded" in result.stdout.str()) == (mode != "live")
     assert not (pytester.path / "cassettes").exists()
