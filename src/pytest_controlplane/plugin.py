@@ -181,32 +181,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if not rows and not used:
         return
     terminalreporter.section("agent tests (pytest-controlplane)")
-    totals = dict.fromkeys(("turns", "tokens_in", "tokens_out", "hits", "normalised", "recorded", "misses", "unused",
-                            "missing"), 0)
-    each = config.getoption("verbose") > 0 or len(rows) <= 20
-    for nodeid, row in sorted(rows):
-        for key in totals:
-            totals[key] += int(row.get(key) or 0)
-        if each:
-            terminalreporter.write_line(
-                f"{nodeid}: {row['turns']} turn(s), {row['tokens_in']}+{row['tokens_out']} tokens, cassette "
-                + ("missing" if row.get("missing") else f"{_hits(row)} / {row['misses']} miss(es) / {row['unused']} "
-                                                        "unused")
-                + f", recorded {row['recorded']}, mode {row['mode']}")
-    if rows:
-        terminalreporter.write_line(
-            f"total: {len(rows)} agent test(s), {totals['turns']} turn(s), {totals['tokens_in']}+"
-            f"{totals['tokens_out']} tokens, cassette {_hits(totals)} / {totals['misses']} miss(es) / "
-            f"{totals['unused']} unused"
-            + (f", {totals['missing']} cassette(s) missing" if totals["missing"] else "")
-            + f", recorded {totals['recorded']}" + ("" if each else " (-v: a line per test)"))
+    from .report.terminal import summary_lines
+
+    for line in summary_lines(rows, each=config.getoption("verbose") > 0 or len(rows) <= 20):
+        terminalreporter.write_line(line)
     if not terminalreporter.stats.get("deselected") and not config.option.file_or_dir:  # the whole suite ran
         _unused_cassettes(terminalreporter, config, used)
-
-
-def _hits(row: dict[str, Any]) -> str:
-    slow = int(row.get("normalised") or 0)
-    return f"{row['hits']} hit(s)" + (f" ({slow} matched only after normalising: slower)" if slow else "")
 
 
 def _unused_cassettes(terminalreporter: Any, config: pytest.Config, used: set[Any]) -> None:

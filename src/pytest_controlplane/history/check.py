@@ -157,7 +157,13 @@ def check_transcript(lines: Iterable[str]) -> list[Problem]:
                                                               f"{first_line[uuid]}"))
         else:
             first_line[uuid] = number
+    problems += _chain_problems(entries, first_line) + _tool_problems(entries, first_line)
+    return sorted(problems, key=lambda p: (p.line or 0, p.kind))
 
+
+def _chain_problems(entries: list[tuple[int, dict[str, Any]]], first_line: dict[str, int]) -> list[Problem]:
+    """Parents that are missing or come later, and a second root in the main chain."""
+    problems: list[Problem] = []
     roots: list[int] = []
     for number, entry in entries:
         uuid = entry.get("uuid")
@@ -183,7 +189,12 @@ def check_transcript(lines: Iterable[str]) -> list[Problem]:
     for number in roots[1:]:
         problems.append(Problem("second-root", number, f"a second entry without parent (the first is at line "
                                                        f"{roots[0]}): resume would see two conversations"))
+    return problems
 
+
+def _tool_problems(entries: list[tuple[int, dict[str, Any]]], first_line: dict[str, int]) -> list[Problem]:
+    """Every tool_use answered by exactly one tool_result, after it; no result without its use."""
+    problems: list[Problem] = []
     uses: dict[str, int] = {}
     results: dict[str, list[int]] = {}
     for number, entry in entries:
@@ -214,7 +225,7 @@ def check_transcript(lines: Iterable[str]) -> list[Problem]:
         if use_id not in uses:
             problems.append(Problem("orphan-tool-result", answers[0], f"tool_result for {use_id}, a tool_use that is "
                                                                       "not in the transcript"))
-    return sorted(problems, key=lambda p: (p.line or 0, p.kind))
+    return problems
 
 
 def lost_entries(before: Iterable[str], after: Iterable[str]) -> list[Problem]:

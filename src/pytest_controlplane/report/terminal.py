@@ -1,0 +1,33 @@
+"""The terminal summary of agent tests: a line per test (turns, tokens, cassette use, mode) and the totals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_COUNTED = ("turns", "tokens_in", "tokens_out", "hits", "normalised", "recorded", "misses", "unused", "missing")
+
+
+def summary_lines(rows: list[tuple[str, dict[str, Any]]], *, each: bool) -> list[str]:
+    """`rows`: (node id, report.data.summary(...)) per agent test; `each`: a line per test before the totals."""
+    lines = []
+    totals = dict.fromkeys(_COUNTED, 0)
+    for nodeid, row in sorted(rows):
+        for key in totals:
+            totals[key] += int(row.get(key) or 0)
+        if each:
+            cassette = "missing" if row.get("missing") else f"{_hits(row)} / {row['misses']} miss(es) / " \
+                                                             f"{row['unused']} unused"
+            lines.append(f"{nodeid}: {row['turns']} turn(s), {row['tokens_in']}+{row['tokens_out']} tokens, cassette "
+                         f"{cassette}, recorded {row['recorded']}, mode {row['mode']}")
+    if rows:
+        missing = f", {totals['missing']} cassette(s) missing" if totals["missing"] else ""
+        lines.append(f"total: {len(rows)} agent test(s), {totals['turns']} turn(s), {totals['tokens_in']}+"
+                     f"{totals['tokens_out']} tokens, cassette {_hits(totals)} / {totals['misses']} miss(es) / "
+                     f"{totals['unused']} unused{missing}, recorded {totals['recorded']}"
+                     + ("" if each else " (-v: a line per test)"))
+    return lines
+
+
+def _hits(row: dict[str, Any]) -> str:
+    slow = int(row.get("normalised") or 0)
+    return f"{row['hits']} hit(s)" + (f" ({slow} matched only after normalising: slower)" if slow else "")
