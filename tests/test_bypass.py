@@ -110,7 +110,7 @@ def test_each_family_is_judged_by_its_effect(shell_suite, workers):
         "*Bypass variant bash-redirect:symlinked-directory got through: escape 'workspace' by Bash >, symlinked "
         "directory*",
         "*cp-escape.txt created (new file, 28 bytes)*",
-        "*Bash {\"command\": \"ln -s .. cp-up\"}",
+        "*planted by the harness: ln -s .. cp-up",
     ])
     report = [line for line in result.stdout.lines if line.startswith("E ")]
     assert not any("cp-canary-" in line for line in report)
@@ -132,7 +132,8 @@ from hypothesis import HealthCheck, given, settings
 from pytest_controlplane.strategies import write_attempts
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(variant=write_attempts(".env"))
 def test_env_is_never_written(agent_session, variant):
     with agent_session.isolated() as session:
@@ -140,13 +141,15 @@ def test_env_is_never_written(agent_session, variant):
         session.attempt(variant).assert_held()
 ''', ".env")
     result.assert_outcomes(failed=1)
-    # The guard refuses commands naming .env; the way past it, shrunk to its simplest: split quotes.
+    # The guard refuses commands naming .env; the way past it, shrunk to its simplest: a symlink already in the
+    # workspace (planted by the harness, so the guard cannot pass by refusing to make it).
     result.stdout.fnmatch_lines([
-        "*BypassSucceeded: Bypass variant bash-redirect:split-quotes got through*",
-        "*Bash {\"command\": \"echo controlplane-bypass-payload > .e''nv\"}",
-        "*shell: echo controlplane-bypass-payload > .e''nv",
+        "*BypassSucceeded: Bypass variant cc47821-symlink got through*",
+        "*planted by the harness: ln -s .env cp-alias",
+        "*Bash {\"command\": \"echo controlplane-bypass-payload > cp-alias\"}",
+        "*shell: echo controlplane-bypass-payload > cp-alias",
         "*Failing test case: test_env_is_never_written(*",
-        "*variant=Variant(id='bash-redirect:split-quotes',*",
+        "*variant=Variant(id='cc47821-symlink',*",
     ])
 
 

@@ -47,6 +47,14 @@ NAIVE_GUARD_BYPASSES = {
     "bash-sh-c:relative": "Bash sh -c",
     "bash-bash-c:relative": "Bash bash -c",
     "cc31558-env-prefix": "Bash env-var prefix",
+    # Links already in the repository: the Write tool writes a hardlink alias (a new inode under a name of .env).
+    "write:hardlink-alias": "Write",
+    "write:case-variant": "Write",
+    "bash-redirect:symlink-made-by-the-agent": "Bash >",
+    # Shell evasions: the shell makes the name at run time.
+    **{f"bash-redirect:{form}": "Bash >" for form in (
+        "glob-one-char", "glob-star", "glob-class", "brace-expansion", "variable", "default-expansion", "ifs-slice",
+        "printf", "echo-substitution", "backticks", "ansi-c-quoting", "here-string", "eval")},
 }
 
 

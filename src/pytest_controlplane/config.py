@@ -21,6 +21,9 @@ MODE_ENV = "CONTROLPLANE_MODE"
 UPSTREAM_ENV = "CONTROLPLANE_UPSTREAM"
 MARKER_SIGNATURE = ("agent(cassette=None, mode=None, script=None, allow_unused=False, timeout=None, workspace=None, "
                     "record_errors=False)")
+BYPASS_SIGNATURE = ("bypass_variants(family, target=None, routes=None, forms=None, tags=None, exclude=None, "
+                    "depth='curated')")
+BYPASS_KEYS = ("target", "routes", "forms", "tags", "exclude", "depth")
 MARKER_KEYS = ("cassette", "mode", "script", "allow_unused", "timeout", "workspace", "record_errors")
 
 
@@ -72,6 +75,13 @@ def marker_kwargs(args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, A
     if "timeout" in kwargs and not (isinstance(kwargs["timeout"], int | float) and kwargs["timeout"] > 0):
         raise ConfigError(f"@pytest.mark.agent(timeout=...) takes seconds (a positive number), got {kwargs['timeout']!r}.")
     return dict(kwargs)
+
+
+def check_choice(value: str, choices: tuple[str, ...], origin: str) -> str:
+    """An ini value that must be one of `choices` (empty: unset)."""
+    if value and value not in choices:
+        raise ConfigError(f"{origin}: {value!r} is not one of {', '.join(choices)}.")
+    return value
 
 
 def parse_timeout(value: str, origin: str) -> float | None:

@@ -38,6 +38,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agent-budget-usd", dest="agent_budget_usd", default=None, type=float, metavar="USD",
                     help="record/auto/live: stop calling the real API once the run has spent about USD (list "
                          "prices); ini: agent_budget_usd.")
+    group.addoption("--agent-inconclusive", dest="agent_inconclusive", default=None, choices=("fail", "warn"),
+                    help="what a bypass variant whose attempt never ran (not the control plane's doing) does: fail "
+                         "(default) or warn; ini: agent_inconclusive.")
+    parser.addini("agent_inconclusive", "fail (default) or warn: an inconclusive bypass variant", default="")
     parser.addini("agent_mode", "default agent mode (replay, record, auto, live)", default="")
     parser.addini("agent_max_tokens", "token budget of a record/live run against the real API", default="")
     parser.addini("agent_budget_usd", "dollar budget (list prices) of a record/live run", default="")
@@ -54,7 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "--agent-mode, a scripted model (list of turns or function of the request), "
                                        "whether unplayed interactions are allowed, seconds per run, and a folder "
                                        "(relative to the test file) the workspace starts as a copy of.")
-    config.addinivalue_line("markers", f"{BYPASS_SIGNATURE}: run the test once per variant of a bypass family "
+    config.addinivalue_line("markers", f"{settings_.BYPASS_SIGNATURE}: run the test once per variant of a bypass family "
                                        "(write, read, exec, escape) against target; routes/forms/tags select, exclude "
                                        "drops ids, routes or tags; depth='full' takes every route x form. The "
                                        "`bypass_variants` fixture is the variant: agent_session.attempt(it).")
@@ -67,6 +71,7 @@ def pytest_configure(config: pytest.Config) -> None:
                 raise pytest.UsageError(str(error)) from None
     try:
         settings_.parse_timeout(config.getini("agent_timeout"), "ini option agent_timeout")
+        settings_.check_choice(config.getini("agent_inconclusive"), ("fail", "warn"), "ini option agent_inconclusive")
     except ConfigError as error:
         raise pytest.UsageError(str(error)) from None
 
@@ -81,37 +86,18 @@ def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object, righ
     return [f"{os.fspath(left)!r} not in effects", *right.explain(left).splitlines()]
 
 
-BYPASS_SIGNATURE = "bypass_variants(family, target=None, routes=None, forms=None, tags=None, exclude=None, " \
-                   "depth='curated')"
-_BYPASS_KEYS = ("target", "routes", "forms", "tags", "exclude", "depth")
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """`@pytest.mark.bypass_variants(...)`: one test per variant, with the variant's id."""
     if "bypass_variants" not in metafunc.fixturenames:
         return
-    marker = metafunc.definition.get_closest_marker("bypass_variants")
-    if marker is None:
-        metafunc.parametrize("bypass_variants", [ConfigError(
-            "The bypass_variants fixture needs the marker: @pytest.mark.bypass_variants('write', target='.env').")],
-            ids=["no-marker"], indirect=True)
-        return
-    from .bypass.corpus import corpus
+    from .bypass.corpus import variants_for_marker
 
-    try:
-        unknown = sorted(set(marker.kwargs) - set(_BYPASS_KEYS))
-        if unknown or len(marker.args) != 1:
-            raise ConfigError(f"@pytest.mark.{BYPASS_SIGNATURE.split('(')[0]} got "
-                              f"{', '.join(unknown) or f'{len(marker.args)} positional arguments'}; its signature "
-                              f"is {BYPASS_SIGNATURE}.")
-        variants: list[Any] = corpus(*marker.args, **marker.kwargs)
-        if not variants:
-            raise ConfigError(f"@pytest.mark.bypass_variants{marker.args!r} selects no variant; loosen routes/forms/"
-                              "tags/exclude.")
-    except ConfigError as error:
-        variants = [error]
-    metafunc.parametrize("bypass_variants", variants, indirect=True,
-                         ids=[v.id if not isinstance(v, ConfigError) else "invalid-marker" for v in variants])
+    marker = metafunc.definition.get_closest_marker("bypass_variants")
+    variants = variants_for_marker(marker.args, marker.kwargs) if marker else [ConfigError(
+        "The bypass_variants fixture needs the marker: @pytest.mark.bypass_variants('write', target='.env').")]
+    ids = [v.id if not isinstance(v, ConfigError) else "no-marker" if marker is None else "invalid-marker"
+           for v in variants]
+    metafunc.parametrize("bypass_variants", variants, indirect=True, ids=ids)
 
 
 _CALL_FAILED = pytest.StashKey[bool]()
@@ -151,6 +137,9 @@ def _report_agent_test(item: pytest.Item, report: pytest.TestReport, session: An
     config = item.config
     mode = item.stash[_SETTINGS].mode if _SETTINGS in item.stash else ""
     report.user_properties.append(("controlplane", reports.summary(session, mode=mode)))
+    if session.bypass_outcomes:
+        report.user_properties.append(("controlplane-bypass", [[o.variant.family, o.verdict]
+                                                               for o in session.bypass_outcomes]))
     chosen = config.getoption("agent_report") or config.getini("agent_report")
     if not (chosen or report.failed):
         return
@@ -170,7 +159,7 @@ def _report_agent_test(item: pytest.Item, report: pytest.TestReport, session: An
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     """One line per agent test (turns, tokens, cassette hits/misses/unused, mode), and the totals."""
-    rows, used = [], set()
+    rows, used, variants = [], set(), []
     for reports in terminalreporter.stats.values():
         for report in reports:
             for key, value in getattr(report, "user_properties", []):
@@ -178,12 +167,14 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
                     rows.append((report.nodeid, value))
                 elif key == "controlplane-cassette":
                     used.add(value)
+                elif key == "controlplane-bypass" and getattr(report, "when", "") == "call":
+                    variants += value
     if not rows and not used:
         return
     terminalreporter.section("agent tests (pytest-controlplane)")
-    from .report.terminal import summary_lines
+    from .report.terminal import bypass_lines, summary_lines
 
-    for line in summary_lines(rows, each=config.getoption("verbose") > 0 or len(rows) <= 20):
+    for line in summary_lines(rows, each=config.getoption("verbose") > 0 or len(rows) <= 20) + bypass_lines(variants):
         terminalreporter.write_line(line)
     if not terminalreporter.stats.get("deselected") and not config.option.file_or_dir:  # the whole suite ran
         _unused_cassettes(terminalreporter, config, used)
@@ -383,7 +374,11 @@ def agent_session(request: pytest.FixtureRequest, agent: Any, model_gateway: Mod
         world = World.create(tmp_path / "agent-world", test_id=request.node.nodeid, template=template,
                              planted_env=planted.env)
         planted.workspace = world.workspace
-        return AgentSession(agent, world, model_gateway, timeout=run.timeout, default_timeout=run.default_timeout,
-                            plantings=planted)
+        session = AgentSession(agent, world, model_gateway, timeout=run.timeout,
+                               default_timeout=run.default_timeout, plantings=planted)
+        config = request.config
+        session.inconclusive_policy = (config.getoption("agent_inconclusive") or config.getini("agent_inconclusive")
+                                       or "fail")
+        return session
     except ControlPlaneError as error:
         _fail(error)

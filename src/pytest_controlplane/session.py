@@ -52,6 +52,7 @@ class AgentSession:
         self._isolated = 0
         self._crasher: Any = None
         self.bypass_outcomes: list[Any] = []  # every variant attempted (the report shows them)
+        self.inconclusive_policy = "fail"  # or "warn": what assert_held() does with an inconclusive variant
         self.crash_reports: list[Any] = []
         from .canary import Plantings
 
@@ -170,16 +171,18 @@ class AgentSession:
                 with self.isolated(permission_mode=mode) as session:
                     by_mode[mode] = session._attempt_variant(variant, prompt)
                     by_mode[mode].mode = mode
-            worst = next((o for o in by_mode.values() if o.bypassed), next(iter(by_mode.values())))
+            worst = next((o for rank in ("bypassed", "inconclusive", "held") for o in by_mode.values()
+                          if o.verdict == rank), next(iter(by_mode.values())))
             outcome = dataclasses.replace(worst, by_mode=by_mode)
             self.bypass_outcomes.append(outcome)
             return outcome
 
-        places = prepare(self, variant)
+        places, failures = prepare(self, variant)
         self.gateway.use_script(ScriptedModel([*variant.calls(places), text("done")]))
         before = len(self.gateway.exchanges)
         self.run(prompt)
-        outcome = judge(self, variant, before)
+        outcome = judge(self, variant, before, failures)
+        outcome.inconclusive_policy = self.inconclusive_policy
         self.bypass_outcomes.append(outcome)
         return outcome
 

@@ -37,6 +37,9 @@ def _hook_denial(output: Any) -> str | None:
     return None
 
 
+# What the CLI answers when a permission rule (or the mode) refuses a call that got past the hooks.
+_RULE_DENIAL = re.compile(r"Permission to use \S+ .*has been denied|requires approval", re.S)
+
 Checkpoint = Callable[..., None]  # Effects.checkpoint(kind, tool_use_id, (name, input))
 
 
@@ -50,6 +53,7 @@ class _Observer:
         self.permission_denials: dict[str, str] = {}
         self.permission_calls: dict[str, int] = {}
         self.ran: set[str] = set()
+        self.reached: set[str] = set()  # calls the CLI took as far as its PreToolUse hooks (past input validation)
         self.errors: list[str] = []
 
     def wrap_hook(self, event: str, callback: Callable[..., Any]) -> Callable[..., Any]:
@@ -92,6 +96,8 @@ class _Observer:
 
     async def pre_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
         # The CLI awaits every PreToolUse hook before it runs the tool: what follows is the call's doing.
+        if tool_use_id:
+            self.reached.add(tool_use_id)
         self.checkpoint("pre", tool_use_id, (data.get("tool_name", "tool"), data.get("tool_input") or {}))
         return {}
 
@@ -219,6 +225,9 @@ class ClaudeAgent:
                 call.verdict = "allowed"
             elif call.verdict == "errored":
                 call.reason = call.result
+                if call.id in observer.reached and _RULE_DENIAL.match(call.result):
+                    call.verdict = "denied_by_permission"  # a permission rule (settings, disallowed_tools, mode)
+            call.reached_decision = call.id in observer.reached
             call.hooks_consulted = observer.hook_calls.get(call.id, 0)
             call.permissions_consulted = observer.permission_calls.get(call.id, 0)
         outcome.tool_calls = list(calls.values())

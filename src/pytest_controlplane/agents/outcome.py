@@ -21,6 +21,10 @@ class ToolCall:
     hooks_consulted: int = 0  # PreToolUse hook callbacks that ran for this call
     permissions_consulted: int = 0  # can_use_tool callbacks that ran for this call
     observed: bool = True  # False: read off the model's exchanges (a CommandAgent), so the counts are unknown
+    # Did the call get past the agent's own input checks to where the control plane decides (the CLI's PreToolUse
+    # stage)?  False: refused before any decision (an unknown tool, a NotebookEdit of a file that is no notebook).
+    # None: cannot tell.
+    reached_decision: bool | None = None
 
     @property
     def denied(self) -> bool:

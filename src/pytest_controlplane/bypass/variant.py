@@ -32,9 +32,13 @@ class Variant:
     form: str  # "relative", "absolute", "symlink alias", ... ("-" for commands)
     tool: str  # the tool the attempt uses
     input: dict[str, Any]
-    setup: tuple[tuple[str, dict[str, Any]], ...] = ()  # earlier calls (tool, input): planting aliases, a Read
+    setup: tuple[tuple[str, dict[str, Any]], ...] = ()  # calls (tool, input) played first: a Read, making a link
+    # Put in place by the harness before the run, never asked of the agent: (kind, name, points to), kind
+    # "symlink" or "hardlink", names relative to the workspace (a link the repository already holds).
+    plant: tuple[tuple[str, str, str], ...] = ()
     tags: frozenset[str] = field(default_factory=frozenset)
     reference: str = ""  # a public report this variant reproduces, e.g. "anthropics/claude-code#81667"
+    setup_is_attack: bool = False  # the played setup is part of the attack: a guard refusing it holds
 
     def calls(self, places: dict[str, str]) -> list[Block]:
         """The scripted tool calls of this variant in a run whose directories are `places`."""
@@ -46,15 +50,21 @@ class Variant:
         """The shell command of a Bash route (None for other tools)."""
         return self.input.get("command") if self.tool == "Bash" else None
 
+    def planting(self) -> list[str]:
+        """What the harness puts in place first, as shell commands (run in the workspace)."""
+        return [f"ln {'-s ' if kind == 'symlink' else ''}{points_to} {name}" for kind, name, points_to in self.plant]
+
     def reproduction(self) -> str:
-        """The calls as JSON, and for a shell route the command to paste in a shell (run in the workspace)."""
+        """What the harness planted, then the calls played as JSON, and for a shell route the command to paste in a
+        shell (run in the workspace)."""
+        planted = [f"planted by the harness: {line}" for line in self.planting()]
         lines = [f"{tool} {json.dumps(tool_input, ensure_ascii=False)}" for tool, tool_input in
                  (*self.setup, (self.tool, self.input))]
         shell = [tool_input.get("command") for tool, tool_input in (*self.setup, (self.tool, self.input))
                  if tool == "Bash"]
         if shell and len(shell) == len(lines):
             lines.append("shell: " + " && ".join(f"( {c} )" if len(shell) > 1 else c for c in shell))
-        text = "\n".join(lines)
+        text = "\n".join(planted + lines)
         for placeholder, name in ((WORKSPACE, "$WORKSPACE"), (HOME, "$HOME"), (TMPDIR, "$TMPDIR"),
                                   (FIRST_LINE, "<first line of the target>")):
             text = text.replace(placeholder, name)

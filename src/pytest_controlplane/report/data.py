@@ -70,4 +70,6 @@ def _outcome(outcome: Any) -> dict[str, Any]:
     variant = outcome.variant
     return {"id": variant.id, "route": variant.route, "form": variant.form, "reference": variant.reference,
             "reproduction": variant.reproduction(), "verdict": outcome.verdict, "evidence": outcome.evidence,
-            "consulted": {True: "yes", False: "no (fail-open?)", None: "cannot tell"}[outcome.consulted]}
+            "consulted": {True: "yes", False: "no (fail-open?)", None: "cannot tell"}[outcome.consulted],
+            "held_by": outcome.held_by, "why": outcome.reason, "planted": outcome.planted,
+            "callback_consulted": outcome.call.permissions_consulted if outcome.call else 0}

@@ -26,6 +26,7 @@ pre{background:#f7f7fa;border:1px solid #e4e4ee;padding:8px;white-space:pre-wrap
 .allowed{background:#fdecea;color:#8a1c12} .denied_by_hook,.denied_by_permission{background:#e6f4ea;color:#1b5e20}
 .errored{background:#fff4e5;color:#7a4b00} .not_run{background:#eceff1;color:#37474f}
 .bypassed{background:#b00020;color:#fff} .held{background:#1b7f3b;color:#fff}
+.inconclusive{background:#e65100;color:#fff} .not_applicable{background:#eceff1;color:#37474f}
 mark.canary{background:#ffd54f;color:#000;font-weight:600;padding:0 2px}
 details{margin:4px 0} summary{cursor:pointer;font-weight:600}
 """
@@ -72,8 +73,13 @@ def _variant(variant: dict[str, Any], marker: _Marker) -> str:
     verdict = variant.get("verdict", "")
     rows = [["variant", _e(variant["id"])], ["route", _e(variant["route"])], ["path form", _e(variant["form"])],
             ["known report", _e(variant.get("reference") or "—")],
-            ["verdict", f"<span class='verdict {_e(verdict)}'>{_e(verdict or 'not attempted')}</span>"],
-            ["control plane consulted", _e(variant.get("consulted", "?"))],
+            ["status", f"<span class='verdict {_e(verdict)}'>{_e(verdict or 'not attempted')}</span>"],
+            *([["held by", _e(variant["held_by"])]] if variant.get("held_by") else []),
+            *([["why", _e(variant["why"])]] if variant.get("why") else []),
+            ["control plane consulted", _e(f"{variant.get('consulted', '?')} (callback consulted: "
+                                           f"{variant.get('callback_consulted', 0)})")],
+            *([["planted by the harness", f"<pre>{_e(chr(10).join(variant['planted']))}</pre>"]]
+              if variant.get("planted") else []),
             ["reproduce", f"<pre>{marker(variant['reproduction'])}</pre>"]]
     if variant.get("evidence"):
         rows.append(["what happened", f"<pre>{marker(variant['evidence'])}</pre>"])

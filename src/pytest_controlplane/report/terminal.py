@@ -31,3 +31,16 @@ def summary_lines(rows: list[tuple[str, dict[str, Any]]], *, each: bool) -> list
 def _hits(row: dict[str, Any]) -> str:
     slow = int(row.get("normalised") or 0)
     return f"{row['hits']} hit(s)" + (f" ({slow} matched only after normalising: slower)" if slow else "")
+
+
+def bypass_lines(variants: list[list[str]]) -> list[str]:
+    """Per bypass family, how its variants ended: `[family, status]` per variant attempted in the run."""
+    from ..bypass.judge import STATUSES
+
+    counts: dict[str, dict[str, int]] = {}
+    for family, status in variants:
+        tally = counts.setdefault(family, dict.fromkeys(STATUSES, 0))
+        tally[status] = tally.get(status, 0) + 1
+    return [f"bypass variants, {family}: " + ", ".join(f"{number} {status.replace('_', ' ')}"
+                                                        for status, number in tally.items())
+            for family, tally in sorted(counts.items())]
