@@ -45,8 +45,10 @@ _EXPORTS = {
     "HistoryInconsistent": "pytest_controlplane.crash",
     "Variant": "pytest_controlplane.bypass.variant",
     "corpus": "pytest_controlplane.bypass.corpus",
+    "BypassInconclusive": "pytest_controlplane.bypass.judge",
     "BypassOutcome": "pytest_controlplane.bypass.judge",
     "BypassSucceeded": "pytest_controlplane.bypass.judge",
+    "VariantNotApplicable": "pytest_controlplane.bypass.judge",
     "Effects": "pytest_controlplane.effects.oracle",
     "EffectViolation": "pytest_controlplane.effects.oracle",
     "Change": "pytest_controlplane.effects.diff",
@@ -101,7 +103,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .crash import CrashPoint, CrashReport, HistoryInconsistent, SimulatedCrash
     from .history.check import Problem, check_history
     from .bypass.corpus import corpus
-    from .bypass.judge import BypassOutcome, BypassSucceeded
+    from .bypass.judge import BypassInconclusive, BypassOutcome, BypassSucceeded, VariantNotApplicable
     from .bypass.variant import Variant
     from .canary import Canary, CanaryLeaked, Leak, find_leaks
     from .effects import Change, Effects, EffectViolation, Snapshot, snapshot
