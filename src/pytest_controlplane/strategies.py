@@ -20,8 +20,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from .bypass.corpus import (ESCAPE_FORMS, ESCAPE_ROUTES, PATH_FORMS, READ_ROUTES, WRAPPERS, WRITE_ROUTES, Form,
-                            Route, _default_target, _exec_routes, _variant)
+from .bypass.corpus import (ESCAPE_ROUTES, READ_ROUTES, WRAPPERS, WRITE_ROUTES, Route, _default_target,
+                            _exec_routes, _variant)
+from .bypass.forms import ESCAPE_FORMS, PATH_FORMS, Form
 from .bypass.variant import Variant
 
 __all__ = ["escape_attempts", "exec_attempts", "read_attempts", "write_attempts"]
