@@ -24,7 +24,6 @@ ran for the call decides nothing (fail-open).
 from __future__ import annotations
 
 import os
-import re
 import stat
 import sys
 import unittest
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agents.outcome import ToolCall
+from .offered import offered_tools
 from .variant import FIRST_LINE, HOME, TMPDIR, WORKSPACE, Variant
 from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
@@ -312,12 +312,9 @@ def _marker(session: Any, variant: Variant) -> str:
 
 
 def _offered(exchanges: list[Any], tool: str) -> bool:
-    """Whether the agent offered `tool` to the model: in its tools, or listed as a deferred one (a line of its own
-    in the prompt, as the Claude Code CLI lists the tools ToolSearch loads)."""
+    """Whether the agent offered `tool` to the model: in its tools, or listed as a deferred one (see offered.py)."""
     for exchange in exchanges:
         body = exchange.request.json if isinstance(exchange.request.json, dict) else {}
         if "tools" in body:
-            names = {t.get("name") for t in body.get("tools", []) if isinstance(t, dict)}
-            raw = (exchange.request.body or b"").decode("utf-8", "replace")
-            return tool in names or re.search(rf"\\n{re.escape(tool)}(\\n|\")", raw) is not None
+            return tool in {t.name for t in offered_tools(body, exchange.request.body or b"")}
     return True

@@ -1,0 +1,92 @@
+"""The tools an agent really offers, read off its first model request, and what each can do to a target.
+
+A guard is only as good as the tool list it was written against: the routes to try are the tools this agent offers
+in this CLI version (the `tools` array, plus the deferred ones the Claude Code CLI lists for ToolSearch), not the ones
+the guard's author thought of.  Each tool is placed in a class from its name, input schema and description:
+
+    shell     runs shell commands (a `command` input, "bash"/"shell"/"command" in its description)
+    write     writes or edits files (Write, Edit, NotebookEdit, a path plus content or a replacement)
+    read      reads files (a path input, "read"/"search" in its description)
+    fetch     reaches the network (a `url` input, WebFetch, WebSearch)
+    subagent  starts another agent (Agent, Task, Workflow: their tool calls may not pass the parent's hooks)
+    skill     runs a skill or slash command (their instructions may run commands)
+    mcp       an MCP server's tool (`mcp__server__tool`), classed again by its schema
+    other     none of these: reported as "offered, not covered", never skipped silently
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+CLASSES = ("shell", "write", "read", "fetch", "subagent", "skill", "mcp", "other")
+
+# Deferred tools are listed by name only (their schemas load through ToolSearch): known names, by class.
+_KNOWN = {
+    "Bash": "shell", "PowerShell": "shell",
+    "Write": "write", "Edit": "write", "MultiEdit": "write", "NotebookEdit": "write",
+    "Read": "read", "Grep": "read", "Glob": "read", "LS": "read", "NotebookRead": "read",
+    "WebFetch": "fetch", "WebSearch": "fetch",
+    "Agent": "subagent", "Task": "subagent", "Workflow": "subagent",
+    "Skill": "skill", "SlashCommand": "skill",
+}
+_DEFERRED_LIST = re.compile(r"deferred tools are now available via ToolSearch[^\n]*\n((?:[A-Za-z0-9_]+\n)+)")
+
+
+@dataclass(frozen=True)
+class OfferedTool:
+    """One tool as the agent offers it to the model."""
+
+    name: str
+    tool_class: str  # one of CLASSES
+    why: str  # what placed it there
+    deferred: bool = False  # listed for ToolSearch, its schema not sent
+    inputs: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def covered(self) -> bool:
+        return self.tool_class != "other"
+
+
+def offered_tools(request_body: dict[str, Any] | None, raw_body: bytes = b"") -> list[OfferedTool]:
+    """The tools of a model request (its `tools`, and the deferred ones named in its prompt), each classified."""
+    tools = []
+    for tool in (request_body or {}).get("tools") or []:
+        if not isinstance(tool, dict) or not tool.get("name"):
+            continue
+        properties = ((tool.get("input_schema") or {}).get("properties") or {})
+        tool_class, why = classify(str(tool["name"]), set(properties), str(tool.get("description") or ""))
+        tools.append(OfferedTool(str(tool["name"]), tool_class, why, inputs=tuple(sorted(properties))))
+    listed = {t.name for t in tools}
+    text = raw_body.decode("utf-8", "replace").replace("\\n", "\n")
+    match = _DEFERRED_LIST.search(text)
+    for name in (match.group(1).split() if match else []):
+        if name not in listed:
+            tool_class, why = classify(name, set(), "")
+            tools.append(OfferedTool(name, tool_class, why, deferred=True))
+    return tools
+
+
+def classify(name: str, inputs: set[str], description: str) -> tuple[str, str]:
+    """(class, why) of one tool."""
+    if name.startswith("mcp__"):
+        inner, why = classify(name.rsplit("__", 1)[-1], inputs, description)
+        return "mcp", f"an MCP tool ({inner}: {why})" if inner != "other" else "an MCP tool"
+    if name in _KNOWN:
+        return _KNOWN[name], f"the {name} tool"
+    text = description.lower()
+    if "command" in inputs and re.search(r"\b(bash|shell|command)\b", text):
+        return "shell", "a `command` input run by a shell"
+    if "url" in inputs:
+        return "fetch", "a `url` input"
+    paths = inputs & {"file_path", "path", "notebook_path", "filename"}
+    if paths and inputs & {"content", "new_string", "new_source", "text", "edits"}:
+        return "write", f"a path ({', '.join(sorted(paths))}) and what to put there"
+    if paths and re.search(r"\b(read|search|find|list)", text):
+        return "read", f"a path ({', '.join(sorted(paths))}) it reads"
+    if inputs & {"subagent_type"} or re.search(r"\blaunch(es)? (a new )?(sub)?agent", text):
+        return "subagent", "starts another agent"
+    if inputs & {"skill"} or "slash command" in text:
+        return "skill", "runs a skill or slash command"
+    return "other", "no input that takes a command, a path, code or a URL that this classifier knows"
