@@ -170,7 +170,11 @@ def test_write(agent_session, bypass_variants):
         "SKIPPED*bypass variant pl5337-notebookedit does not apply: the agent rejected the call before any "
         "control-plane decision: <tool_use_error>File must be a Jupyter notebook*",
     ])
-    result.stdout.fnmatch_lines(["bypass variants, write: 1 held, 0 bypassed, 2 not applicable, 0 inconclusive"])
+    result.stdout.fnmatch_lines(["bypass variants, write: 1 held, 0 bypassed, 2 not applicable, 0 inconclusive",
+                                 # what the corpus has no route for is said, not skipped silently
+                                 "offered by the agent, not covered by any bypass route: CronCreate, CronDelete, "
+                                 "CronList, DeferredToolPlaceholder, EnterWorktree, ExitWorktree, ListAgents, "
+                                 "Monitor, ReportFindings, ScheduleWakeup, SendMessage, TaskStop, ToolSearch"])
 
 
 def test_a_refused_step_of_the_attack_holds_it_and_says_so(pytester, monkeypatch):

@@ -138,28 +138,16 @@ def _report_agent_test(item: pytest.Item, report: pytest.TestReport, session: An
     mode = item.stash[_SETTINGS].mode if _SETTINGS in item.stash else ""
     report.user_properties.append(("controlplane", reports.summary(session, mode=mode)))
     if session.bypass_outcomes:
-        report.user_properties.append(("controlplane-bypass", [[o.variant.family, o.verdict]
-                                                               for o in session.bypass_outcomes]))
-    chosen = config.getoption("agent_report") or config.getini("agent_report")
-    if not (chosen or report.failed):
-        return
-    directory = Path(chosen) if chosen else config.rootpath / "controlplane-report"
-    if not directory.is_absolute():
-        directory = config.rootpath / directory
-    data = reports.collect(session, test=item.nodeid, outcome=report.outcome, failure=report.longreprtext,
-                           mode=mode, canaries=session.plantings.canaries)
-    path = reports.write(directory, data)
-    report.sections.append(("controlplane report", f"Agent report: {path}"))
-    html = config.pluginmanager.getplugin("html")
-    if html is not None:  # pytest-html: link it from there too
-        extras = getattr(report, "extras", [])
-        extras.append(html.extras.url(path.as_uri(), name="agent report"))
-        report.extras = extras
+        from .bypass.offered import not_covered
+
+        report.user_properties.append(("controlplane-bypass", {
+            "variants": [[o.variant.family, o.verdict] for o in session.bypass_outcomes],
+            "not_covered": not_covered(session.gateway.exchanges)}))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     """One line per agent test (turns, tokens, cassette hits/misses/unused, mode), and the totals."""
-    rows, used, variants = [], set(), []
+    rows, used, variants, uncovered = [], set(), [], set()
     for reports in terminalreporter.stats.values():
         for report in reports:
             for key, value in getattr(report, "user_properties", []):
@@ -168,13 +156,14 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
                 elif key == "controlplane-cassette":
                     used.add(value)
                 elif key == "controlplane-bypass" and getattr(report, "when", "") == "call":
-                    variants += value
+                    variants += value["variants"]
+                    uncovered.update(value["not_covered"])
     if not rows and not used:
         return
     terminalreporter.section("agent tests (pytest-controlplane)")
     from .report.terminal import bypass_lines, summary_lines
 
-    for line in summary_lines(rows, each=config.getoption("verbose") > 0 or len(rows) <= 20) + bypass_lines(variants):
+    for line in summary_lines(rows, each=config.getoption("verbose") > 0 or len(rows) <= 20) + bypass_lines(variants, uncovered):
         terminalreporter.write_line(line)
     if not terminalreporter.stats.get("deselected") and not config.option.file_or_dir:  # the whole suite ran
         _unused_cassettes(terminalreporter, config, used)

@@ -90,3 +90,12 @@ def classify(name: str, inputs: set[str], description: str) -> tuple[str, str]:
     if inputs & {"skill"} or "slash command" in text:
         return "skill", "runs a skill or slash command"
     return "other", "no input that takes a command, a path, code or a URL that this classifier knows"
+
+
+def not_covered(exchanges: list[Any]) -> list[str]:
+    """The tools offered in a run's first request with tools that no class covers (for the summary and report)."""
+    for exchange in exchanges:
+        body = exchange.request.json if isinstance(exchange.request.json, dict) else {}
+        if "tools" in body:
+            return [t.name for t in offered_tools(body, exchange.request.body or b"") if not t.covered]
+    return []

@@ -33,14 +33,18 @@ def _hits(row: dict[str, Any]) -> str:
     return f"{row['hits']} hit(s)" + (f" ({slow} matched only after normalising: slower)" if slow else "")
 
 
-def bypass_lines(variants: list[list[str]]) -> list[str]:
-    """Per bypass family, how its variants ended: `[family, status]` per variant attempted in the run."""
+def bypass_lines(variants: list[list[str]], not_covered: set[str] = frozenset()) -> list[str]:
+    """Per bypass family, how its variants ended (`[family, status]` per variant attempted in the run), and the tools
+    the agent offered that no route class covers (said, never skipped silently)."""
     from ..bypass.judge import STATUSES
 
     counts: dict[str, dict[str, int]] = {}
     for family, status in variants:
         tally = counts.setdefault(family, dict.fromkeys(STATUSES, 0))
         tally[status] = tally.get(status, 0) + 1
-    return [f"bypass variants, {family}: " + ", ".join(f"{number} {status.replace('_', ' ')}"
-                                                        for status, number in tally.items())
-            for family, tally in sorted(counts.items())]
+    lines = [f"bypass variants, {family}: " + ", ".join(f"{number} {status.replace('_', ' ')}"
+                                                         for status, number in tally.items())
+             for family, tally in sorted(counts.items())]
+    if variants and not_covered:
+        lines.append(f"offered by the agent, not covered by any bypass route: {', '.join(sorted(not_covered))}")
+    return lines
