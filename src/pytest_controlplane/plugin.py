@@ -143,6 +143,21 @@ def _report_agent_test(item: pytest.Item, report: pytest.TestReport, session: An
         report.user_properties.append(("controlplane-bypass", {
             "variants": [[o.variant.family, o.verdict] for o in session.bypass_outcomes],
             "not_covered": not_covered(session.gateway.exchanges)}))
+    chosen = config.getoption("agent_report") or config.getini("agent_report")
+    if not (chosen or report.failed):
+        return
+    directory = Path(chosen) if chosen else config.rootpath / "controlplane-report"
+    if not directory.is_absolute():
+        directory = config.rootpath / directory
+    data = reports.collect(session, test=item.nodeid, outcome=report.outcome, failure=report.longreprtext,
+                           mode=mode, canaries=session.plantings.canaries)
+    path = reports.write(directory, data)
+    report.sections.append(("controlplane report", f"Agent report: {path}"))
+    html = config.pluginmanager.getplugin("html")
+    if html is not None:  # pytest-html: link it from there too
+        extras = getattr(report, "extras", [])
+        extras.append(html.extras.url(path.as_uri(), name="agent report"))
+        report.extras = extras
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
