@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..codings import UndecodableBody, decoded_response
+from ..codings import UndecodableBody, decoded_response, header
 
 # Headers that describe one hop of one connection; never stored, never replayed.
 HOP_BY_HOP = frozenset(
@@ -145,10 +145,7 @@ _REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 5
 
 
 def header_value(response: dict[str, Any], name: str) -> str:
-    for key, values in response.get("headers", {}).items():
-        if key.lower() == name.lower():
-            return values[0] if isinstance(values, list) and values else str(values)
-    return ""
+    return header(response.get("headers") or {}, name.lower())
 
 
 # --- Server-sent events -------------------------------------------------------------------------
