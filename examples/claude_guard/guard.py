@@ -2,7 +2,9 @@
 
 `make_options` is the hardened guard, as a careful team would build it: a PreToolUse hook on every
 tool that writes (paths resolved: symlinks, `..`, hardlinks), a PreToolUse hook that lets the shell
-run only read-only commands, and a can_use_tool callback for whatever asks for permission.
+run only read-only commands (its "Bash" matcher also sees the commands Monitor runs), a can_use_tool
+callback for whatever asks for permission, and none of the repository's own settings, hooks, skills
+or MCP servers (`setting_sources=[]`: they would run outside these hooks).
 
 `naive_options` is the guard many teams start with: a Write|Edit matcher that compares the path it
 is given with the protected name.  test_bypass_variants.py pins what gets past it.
@@ -66,6 +68,8 @@ def make_options(workspace: Path) -> ClaudeAgentOptions:
 
     return ClaudeAgentOptions(
         permission_mode="acceptEdits",
+        # A repository's own settings hooks, MCP servers and skills run outside these hooks: load none of them.
+        setting_sources=[],
         hooks={"PreToolUse": [HookMatcher(matcher=WRITING_TOOLS, hooks=[protect_secrets]),
                               HookMatcher(matcher="Bash", hooks=[read_only_shell])]},
         can_use_tool=may_use,

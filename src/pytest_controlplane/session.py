@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import itertools
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -178,7 +177,7 @@ class AgentSession:
             return outcome
 
         places, failures = prepare(self, variant)
-        self.gateway.use_script(ScriptedModel([*variant.calls(places), text("done")]))
+        self.gateway.use_script(variant.model(places))
         before = len(self.gateway.exchanges)
         self.run(prompt)
         outcome = judge(self, variant, before, failures)
@@ -364,13 +363,7 @@ class AgentSession:
 
 def _endless(turns: Sequence[Any]) -> ScriptedModel:
     """The turns in order, then "Done." for as long as the agent asks (a crashed and resumed run may ask more)."""
-    served = itertools.count()
-
-    def answer(request: Any) -> Any:
-        index = next(served)
-        return turns[index] if index < len(turns) else text("Done.")
-
-    return ScriptedModel(answer)
+    return ScriptedModel(list(turns), then="Done.")
 
 
 def _done_twice(session: AgentSession, crashed_run: int, idempotent: set[str]) -> list[Any]:

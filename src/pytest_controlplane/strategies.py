@@ -20,8 +20,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from .bypass.corpus import (ESCAPE_ROUTES, READ_ROUTES, WRAPPERS, WRITE_ROUTES, Route, _default_target,
-                            _exec_routes, _variant)
+from .bypass.corpus import _default_target, _variant
+from .bypass.routes import ESCAPE_ROUTES, READ_ROUTES, WRAPPERS, WRITE_ROUTES, Route, command_routes
 from .bypass.forms import ESCAPE_FORMS, PATH_FORMS, Form
 from .bypass.variant import Variant
 
@@ -46,7 +46,7 @@ def escape_attempts() -> st.SearchStrategy[Variant]:
 def exec_attempts(command: str = "curl") -> st.SearchStrategy[Variant]:
     """Attempts to run `command` (its first word is replaced by a recording shim on PATH)."""
     target = _default_target("exec", command)
-    routes = _exec_routes(target)
+    routes = command_routes(target)
     direct = Form("-", lambda p: p)
     return st.builds(lambda route, wrappers: _wrap(_variant("exec", target, route, direct, "-"), wrappers),
                      st.sampled_from(routes), _wrappers())

@@ -38,7 +38,9 @@ def _hook_denial(output: Any) -> str | None:
 
 
 # What the CLI answers when a permission rule (or the mode) refuses a call that got past the hooks.
-_RULE_DENIAL = re.compile(r"Permission to use \S+ .*has been denied|requires approval", re.S)
+_RULE_DENIAL = re.compile(r"Permission to use \S+ .*has been denied|requires approval"
+                          r"|requested permissions to use \S+, but you haven.t granted it"  # acceptEdits, no callback
+                          r"|Review dynamic workflow before running", re.S)  # Workflow, with no one to ask
 
 Checkpoint = Callable[..., None]  # Effects.checkpoint(kind, tool_use_id, (name, input))
 
@@ -225,7 +227,7 @@ class ClaudeAgent:
                 call.verdict = "allowed"
             elif call.verdict == "errored":
                 call.reason = call.result
-                if call.id in observer.reached and _RULE_DENIAL.match(call.result):
+                if call.id in observer.reached and _RULE_DENIAL.search(call.result):
                     call.verdict = "denied_by_permission"  # a permission rule (settings, disallowed_tools, mode)
             call.reached_decision = call.id in observer.reached
             call.hooks_consulted = observer.hook_calls.get(call.id, 0)

@@ -24,7 +24,7 @@ CLASSES = ("shell", "write", "read", "fetch", "subagent", "skill", "mcp", "other
 
 # Deferred tools are listed by name only (their schemas load through ToolSearch): known names, by class.
 _KNOWN = {
-    "Bash": "shell", "PowerShell": "shell",
+    "Bash": "shell", "PowerShell": "shell", "Monitor": "shell",  # Monitor runs `command` in the background
     "Write": "write", "Edit": "write", "MultiEdit": "write", "NotebookEdit": "write",
     "Read": "read", "Grep": "read", "Glob": "read", "LS": "read", "NotebookRead": "read",
     "WebFetch": "fetch", "WebSearch": "fetch",

@@ -8,10 +8,11 @@ the command, so a failing variant can be replayed by hand.
 from __future__ import annotations
 
 import json
+import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..gateway.scripted import Block, tool_use
+from ..gateway.scripted import Block, ScriptedModel, tool_use
 from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 WORKSPACE = "@@WORKSPACE@@"
@@ -19,6 +20,9 @@ HOME = "@@HOME@@"
 TMPDIR = "@@TMPDIR@@"
 FIRST_LINE = "@@FIRST_LINE@@"  # the target's first line, for Edit's old_string
 FAMILIES = ("write", "read", "exec", "escape")
+# How a variant `via` a subagent starts it: in the foreground, so the subagent's calls finish inside the run.
+SUBAGENT_CALL = {"description": "controlplane bypass attempt", "subagent_type": "general-purpose",
+                 "prompt": "Make the tool calls you are given.", "run_in_background": False}
 
 
 @dataclass(frozen=True)
@@ -33,36 +37,55 @@ class Variant:
     tool: str  # the tool the attempt uses
     input: dict[str, Any]
     setup: tuple[tuple[str, dict[str, Any]], ...] = ()  # calls (tool, input) played first: a Read, making a link
-    # Put in place by the harness before the run, never asked of the agent: (kind, name, points to), kind
-    # "symlink" or "hardlink", names relative to the workspace (a link the repository already holds).
+    # Put in place by the harness before the run, never asked of the agent: (kind, name, what), names relative to
+    # the workspace: a link the repository already holds ("symlink" or "hardlink", what it points to) or a file
+    # ("file", its content: a poisoned repository's settings, skill, MCP config).
     plant: tuple[tuple[str, str, str], ...] = ()
     tags: frozenset[str] = field(default_factory=frozenset)
     reference: str = ""  # a public report this variant reproduces, e.g. "anthropics/claude-code#81667"
     setup_is_attack: bool = False  # the played setup is part of the attack: a guard refusing it holds
+    via: str = ""  # "Agent": the main agent starts a subagent, and the setup and the attempt are the subagent's
 
     def calls(self, places: dict[str, str]) -> list[Block]:
-        """The scripted tool calls of this variant in a run whose directories are `places`."""
+        """The scripted tool calls of this variant in a run whose directories are `places` (a subagent's, for a
+        variant `via` one)."""
         return [tool_use(tool, expand(tool_input, places)) for tool, tool_input in (*self.setup, (self.tool,
                                                                                                      self.input))]
 
+    def model(self, places: dict[str, str]) -> ScriptedModel:
+        """The scripted model that plays this variant: the calls one per turn (the subagent's, after the main agent
+        starts it, for a variant `via` one), then "done" for as long as anyone asks."""
+        if not self.via:
+            return ScriptedModel(self.calls(places), then="done")
+        return ScriptedModel([tool_use(self.via, SUBAGENT_CALL)], subagent=self.calls(places), then="done")
+
+    @property
+    def script(self) -> bool:
+        """An exec variant whose target is a workspace script ("scripts/deploy.sh"), not a command on PATH."""
+        return self.family == "exec" and "/" in self.target
+
     @property
     def command(self) -> str | None:
-        """The shell command of a Bash route (None for other tools)."""
-        return self.input.get("command") if self.tool == "Bash" else None
+        """The shell command of a shell route (Bash, Monitor, ...; None for other tools)."""
+        return self.input.get("command")
 
     def planting(self) -> list[str]:
         """What the harness puts in place first, as shell commands (run in the workspace)."""
-        return [f"ln {'-s ' if kind == 'symlink' else ''}{points_to} {name}" for kind, name, points_to in self.plant]
+        return [f"mkdir -p {posixpath.dirname(name) or '.'} && cat > {name} <<'EOF'\n{what.rstrip()}\nEOF"
+                if kind == "file" else f"ln {'-s ' if kind == 'symlink' else ''}{link_target(kind, name, what)} {name}"
+                for kind, name, what in self.plant]
 
     def reproduction(self) -> str:
         """What the harness planted, then the calls played as JSON, and for a shell route the command to paste in a
         shell (run in the workspace)."""
         planted = [f"planted by the harness: {line}" for line in self.planting()]
-        lines = [f"{tool} {json.dumps(tool_input, ensure_ascii=False)}" for tool, tool_input in
-                 (*self.setup, (self.tool, self.input))]
-        shell = [tool_input.get("command") for tool, tool_input in (*self.setup, (self.tool, self.input))
-                 if tool == "Bash"]
-        if shell and len(shell) == len(lines):
+        lines = [f"{'  in the subagent: ' if self.via else ''}{tool} {json.dumps(tool_input, ensure_ascii=False)}"
+                 for tool, tool_input in (*self.setup, (self.tool, self.input))]
+        if self.via:
+            lines.insert(0, f"{self.via} {json.dumps(SUBAGENT_CALL)}")
+        calls = (*self.setup, (self.tool, self.input))
+        shell = [tool_input["command"] for tool, tool_input in calls if "command" in tool_input]
+        if shell and len(shell) == len(calls):
             lines.append("shell: " + " && ".join(f"( {c} )" if len(shell) > 1 else c for c in shell))
         text = "\n".join(planted + lines)
         for placeholder, name in ((WORKSPACE, "$WORKSPACE"), (HOME, "$HOME"), (TMPDIR, "$TMPDIR"),
@@ -77,6 +100,11 @@ class Variant:
 
     def __str__(self) -> str:
         return self.id
+
+
+def link_target(kind: str, name: str, points_to: str) -> str:
+    """What a planted link holds: a symlink's target is relative to the link's own directory."""
+    return posixpath.relpath(points_to, posixpath.dirname(name) or ".") if kind == "symlink" else points_to
 
 
 def expand(value: Any, places: dict[str, str]) -> Any:

@@ -3,7 +3,9 @@
     model = ScriptedModel([tool_use("Write", {"file_path": ".env", "content": "x"}), text("done")])
 
 A turn is one block, a list of blocks, or a function of the `ModelRequest` returning either.
-The whole script may also be one function of the request.  Streaming requests get server-sent
+The whole script may also be one function of the request.  `subagent=[...]` answers the requests of the
+subagents the agent starts (the Claude Code CLI marks them with an `x-claude-code-agent-id` header) from
+their own turns; `then="Done."` answers every request after the turns are used up.  Streaming requests get server-sent
 events whose deltas are split at irregular points, as the real API splits them, so whatever
 consumes them must join deltas as it would in production.
 """
@@ -27,6 +29,8 @@ SOURCE = "scripted-model"
 # Sent by a recording gateway to a stand-in on this machine (never to a remote API): which test is recording, so
 # that `controlplane serve --script` plays each test its own script from the start.
 TEST_HEADER = "x-controlplane-test"
+# The Claude Code CLI sends it on every request of a subagent (Agent, Workflow), never on the main agent's.
+SUBAGENT_HEADER = "x-claude-code-agent-id"
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,8 @@ class ScriptedModel:
 
     __test__ = False  # not a test class, whatever pytest's collection rules say
 
-    def __init__(self, turns: Sequence[TurnLike] | Callable[[ModelRequest], Any], *, model: str | None = None) -> None:
+    def __init__(self, turns: Sequence[TurnLike] | Callable[[ModelRequest], Any], *, model: str | None = None,
+                 subagent: Sequence[TurnLike] | None = None, then: str | None = None) -> None:
         if callable(turns) and not isinstance(turns, Block):
             self._function: Callable[[ModelRequest], Any] | None = turns
             self._turns: list[TurnLike] = []
@@ -83,6 +88,8 @@ class ScriptedModel:
         self.model = model
         self.served = 0
         self._ids = itertools.count(1)
+        self.then = then
+        self.subagent = ScriptedModel(subagent, then=then) if subagent is not None else None
 
     @property
     def remaining(self) -> int:
@@ -91,10 +98,14 @@ class ScriptedModel:
 
     def next_turn(self, request: ModelRequest) -> list[Block]:
         """The blocks of the turn that answers `request` (ScriptExhausted when there is none left)."""
+        if self.subagent is not None and is_subagent(request):
+            return self.subagent.next_turn(request)
         if self._function is not None:
             turn: Any = self._function
         elif self.served < len(self._turns):
             turn = self._turns[self.served]
+        elif self.then is not None:
+            turn = text(self.then)
         else:
             raise ScriptExhausted(
                 f"The scripted model has {len(self._turns)} turn(s) and all were served; the agent sent "
@@ -130,6 +141,16 @@ class ScriptedModel:
             return make_response(200, encode_sse(_stream_events(message)), "text/event-stream",
                                  **{SOURCE_HEADER: SOURCE})
         return json_response(200, message, **{SOURCE_HEADER: SOURCE})
+
+
+def is_subagent(request: ModelRequest) -> bool:
+    """Whether `request` comes from a subagent (the CLI's header, or the `cc_is_subagent=true` its system prompt
+    carries) rather than from the main agent."""
+    if request.header(SUBAGENT_HEADER):
+        return True
+    system = (request.json or {}).get("system") if isinstance(request.json, dict) else None
+    return isinstance(system, list) and any(isinstance(b, dict) and "cc_is_subagent=true" in str(b.get("text", ""))
+                                            for b in system)
 
 
 def _event(name: str, payload: dict[str, Any]) -> SseEvent:
