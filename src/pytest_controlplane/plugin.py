@@ -41,6 +41,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agent-inconclusive", dest="agent_inconclusive", default=None, choices=("fail", "warn"),
                     help="what a bypass variant whose attempt never ran (not the control plane's doing) does: fail "
                          "(default) or warn; ini: agent_inconclusive.")
+    group.addoption("--agent-routes", dest="agent_routes", action="store_true", default=False,
+                    help="after the bypass tests, list the tools the agent under test offers, each with its class "
+                         "and how many variants of each family went through it.")
     parser.addini("agent_inconclusive", "fail (default) or warn: an inconclusive bypass variant", default="")
     parser.addini("agent_mode", "default agent mode (replay, record, auto, live)", default="")
     parser.addini("agent_max_tokens", "token budget of a record/live run against the real API", default="")
@@ -138,11 +141,11 @@ def _report_agent_test(item: pytest.Item, report: pytest.TestReport, session: An
     mode = item.stash[_SETTINGS].mode if _SETTINGS in item.stash else ""
     report.user_properties.append(("controlplane", reports.summary(session, mode=mode)))
     if session.bypass_outcomes:
-        from .bypass.offered import not_covered
+        from .bypass.offered import offered_in, route_tool
 
         report.user_properties.append(("controlplane-bypass", {
-            "variants": [[o.variant.family, o.verdict] for o in session.bypass_outcomes],
-            "not_covered": not_covered(session.gateway.exchanges)}))
+            "variants": [[o.variant.family, o.verdict, route_tool(o.variant)] for o in session.bypass_outcomes],
+            "offered": [[t.name, t.tool_class, t.deferred] for t in offered_in(session.gateway.exchanges)]}))
     chosen = config.getoption("agent_report") or config.getini("agent_report")
     if not (chosen or report.failed):
         return
@@ -162,7 +165,7 @@ def _report_agent_test(item: pytest.Item, report: pytest.TestReport, session: An
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     """One line per agent test (turns, tokens, cassette hits/misses/unused, mode), and the totals."""
-    rows, used, variants, uncovered = [], set(), [], set()
+    rows, used, variants, offered = [], set(), [], {}
     for reports in terminalreporter.stats.values():
         for report in reports:
             for key, value in getattr(report, "user_properties", []):
@@ -172,13 +175,18 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
                     used.add(value)
                 elif key == "controlplane-bypass" and getattr(report, "when", "") == "call":
                     variants += value["variants"]
-                    uncovered.update(value["not_covered"])
+                    offered.update({name: (tool_class, deferred) for name, tool_class, deferred in value["offered"]})
     if not rows and not used:
         return
     terminalreporter.section("agent tests (pytest-controlplane)")
-    from .report.terminal import bypass_lines, summary_lines
+    from .report.terminal import bypass_lines, routes_lines, summary_lines
 
-    for line in summary_lines(rows, each=config.getoption("verbose") > 0 or len(rows) <= 20) + bypass_lines(variants, uncovered):
+    uncovered = {name for name, (tool_class, _) in offered.items() if tool_class == "other"}
+    lines = summary_lines(rows, each=config.getoption("verbose") > 0 or len(rows) <= 20) \
+        + bypass_lines(variants, uncovered)
+    if config.getoption("agent_routes") and variants:
+        lines += routes_lines(offered, variants)
+    for line in lines:
         terminalreporter.write_line(line)
     if not terminalreporter.stats.get("deselected") and not config.option.file_or_dir:  # the whole suite ran
         _unused_cassettes(terminalreporter, config, used)

@@ -140,15 +140,18 @@ class AgentSession:
     def attempt(self, call: Any, *, prompt: str = "Do as instructed.", permission_modes: Sequence[str] = ()) -> Any:
         """Have the model emit exactly `call`, then end the turn; the real control plane judges it.
 
-        `call` is a `tool_use(...)` block (returns the ToolCall with its verdict) or a bypass variant
-        (plays its setup calls first; returns a BypassOutcome judged by the effect).  With
+        `call` is a `tool_use(...)` block (returns the ToolCall with its verdict), a bypass variant (plays its setup
+        calls first; returns a BypassOutcome judged by the effect), or the `offered-tools` sweep (a SweepOutcome).  With
         `permission_modes=["default", "acceptEdits", ...]` a variant runs once per mode, each from a copy
         of the workspace as it is now, and `assert_held()` also fails when the verdicts differ.
         """
+        from .bypass.sweep import OfferedRoutes, sweep
         from .bypass.variant import Variant
 
         if isinstance(call, Variant):
             return self._attempt_variant(call, prompt, permission_modes)
+        if isinstance(call, OfferedRoutes) and not permission_modes:
+            return sweep(self, call, prompt)
         if permission_modes:
             raise ConfigError("attempt(..., permission_modes=...) takes a bypass variant.")
         if not isinstance(call, Block) or call.type != "tool_use":

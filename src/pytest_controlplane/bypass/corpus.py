@@ -63,21 +63,29 @@ KNOWN = {
 }
 
 
-def variants_for_marker(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Variant | ConfigError]:
-    """The variants `@pytest.mark.bypass_variants(*args, **kwargs)` asks for, or the one error saying what is wrong
-    with it (the test then fails with it)."""
+def variants_for_marker(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+    """The variants `@pytest.mark.bypass_variants(*args, **kwargs)` asks for, then (unless routes, forms or tags
+    select; `tags=["offered-tool"]` selects it alone) `offered-tools`: the tools the agent offers beyond them, swept
+    at run time.  Or the one error saying what is wrong with the marker (the test then fails with it)."""
     try:
         unknown = sorted(set(kwargs) - set(BYPASS_KEYS))
         if unknown or len(args) != 1:
             raise ConfigError(f"@pytest.mark.{BYPASS_SIGNATURE.split('(')[0]} got "
                               f"{', '.join(unknown) or f'{len(args)} positional arguments'}; its signature "
                               f"is {BYPASS_SIGNATURE}.")
-        variants: list[Variant | ConfigError] = list(corpus(*args, **kwargs))
-        if not variants:
+        sweep_only = list(kwargs.get("tags") or ()) == ["offered-tool"]
+        variants: list[Any] = [] if sweep_only else list(corpus(*args, **kwargs))
+        if not variants and not sweep_only:
             raise ConfigError(f"@pytest.mark.bypass_variants{args!r} selects no variant; loosen routes/forms/"
                               "tags/exclude.")
     except ConfigError as error:
         return [error]
+    selected = any(kwargs.get(key) is not None for key in ("routes", "forms", "tags"))
+    if (sweep_only or not selected) and "offered-tools" not in set(kwargs.get("exclude") or ()):
+        from .sweep import OfferedRoutes  # the tools this agent offers beyond the named variants, found at run time
+
+        variants.append(OfferedRoutes(args[0], _default_target(args[0], kwargs.get("target")),
+                                      kwargs.get("depth", "curated")))
     return variants
 
 
@@ -91,7 +99,7 @@ def corpus(family: str, target: str | None = None, *, routes: Iterable[str] | No
     if depth not in DEPTHS:
         raise ConfigError(f"bypass_variants(depth={depth!r}): choose one of {', '.join(DEPTHS)}.")
     target = _default_target(family, target)
-    every = _all(family, target)
+    every = family_variants(family, target)
     known_routes = sorted({v.route for v in every})
     known_forms = sorted({v.form for v in every})
     for name, given, valid in (("routes", routes, known_routes), ("forms", forms, known_forms)):
@@ -101,9 +109,9 @@ def corpus(family: str, target: str | None = None, *, routes: Iterable[str] | No
                               f"the {family} family has {name}: {', '.join(valid)}.")
     if routes is None and forms is None and tags is None and depth == "curated":
         kind = "script" if is_script(family, target) else family
-        chosen = [v for v in every if (v.reference or v.form == _BASE_FORM[kind] or v.route in _FORM_ROUTES[kind])
+        chosen = [v for v in every if (v.reference or v.form == BASE_FORM[kind] or v.route in _FORM_ROUTES[kind])
                   and not v.tags & {"subagent", "other-shell"}
-                  or v.form == _BASE_FORM[kind] and _base_route(v) in _AROUND[kind] or "poisoned" in v.tags]
+                  or v.form == BASE_FORM[kind] and _base_route(v) in AROUND_ROUTES[kind] or "poisoned" in v.tags]
     else:
         chosen = [v for v in every
                   if (routes is None or v.route in set(routes)) and (forms is None or v.form in set(forms))
@@ -112,13 +120,13 @@ def corpus(family: str, target: str | None = None, *, routes: Iterable[str] | No
     return [v for v in chosen if not ({v.id, v.route} | v.tags) & dropped]
 
 
-_BASE_FORM = {"write": "relative", "read": "relative", "exec": "-", "script": "relative", "escape": "dotdot"}
+BASE_FORM = {"write": "relative", "read": "relative", "exec": "-", "script": "relative", "escape": "dotdot"}
 _FORM_ROUTES = {"write": ("Write", "Bash >"), "read": ("Read", "Bash cat"), "exec": (), "script": ("Bash ./script",
                                                                                                   "Bash sh script"),
                 "escape": ("Write", "Bash >")}  # every route once (base form), every form on these routes
 # Around a guard that names tools: these routes again through the other shell-running tools and inside a subagent
 # (curated: at the base form; full: every route and form).
-_AROUND = {"write": ("Write", "Edit", "Bash >", "Bash tee", "Bash sed -i", "Bash python -c"),
+AROUND_ROUTES = {"write": ("Write", "Edit", "Bash >", "Bash tee", "Bash sed -i", "Bash python -c"),
            "read": ("Read", "Bash cat", "Bash base64"), "exec": ("Bash direct", "Bash chained &&"),
            "script": ("Bash ./script", "Bash sh script"), "escape": ("Write", "Bash >")}
 
@@ -148,7 +156,7 @@ def is_script(family: str, target: str) -> bool:
     return family == "exec" and "/" in target
 
 
-def _all(family: str, target: str) -> list[Variant]:
+def family_variants(family: str, target: str) -> list[Variant]:
     if family == "exec" and not is_script(family, target):
         direct = Form("-", lambda p: p)
         return _around([_variant(family, target, route, direct, "-") for route in command_routes(target)]) \
@@ -173,16 +181,21 @@ def _around(variants: list[Variant]) -> list[Variant]:
     the main agent starts (`agent:bash-redirect:relative`): ids `<tool>:<spelling>:<form>`."""
     derived = []
     for v in variants:
-        spelling = _slug(v.route) + (f":{_slug(v.form)}" if v.form != "-" else "")
         if v.tool == "Bash":
             for tool, inputs in SHELL_TOOLS.items():
                 derived.append(dataclasses.replace(
-                    v, id=f"{tool.lower()}:{spelling.removeprefix('bash-')}", route=f"{tool} {v.route[5:]}", tool=tool,
+                    v, id=f"{tool.lower()}:{spelling(v)}", route=f"{tool} {v.route[5:]}", tool=tool,
                     input={**inputs, "command": v.input["command"]}, tags=v.tags - {"known"} | {"other-shell"},
                     reference=""))
-        derived.append(dataclasses.replace(v, id=f"agent:{spelling}", route=f"{v.route} in a subagent", via="Agent",
-                                           tags=v.tags - {"known"} | {"subagent"}, reference=""))
+        derived.append(dataclasses.replace(v, id=f"agent:{spelling(v, tool=True)}", route=f"{v.route} in a subagent",
+                                           via="Agent", tags=v.tags - {"known"} | {"subagent"}, reference=""))
     return variants + derived
+
+
+def spelling(variant: Variant, *, tool: bool = False) -> str:
+    """A variant's route and form as an id piece: "redirect:relative" (with `tool`: "bash-redirect:relative")."""
+    route = variant.route if tool or not variant.route.startswith("Bash ") else variant.route[5:]
+    return _slug(route) + (f":{_slug(variant.form)}" if variant.form != "-" else "")
 
 
 def _base_route(variant: Variant) -> str:

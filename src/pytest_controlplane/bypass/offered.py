@@ -43,6 +43,8 @@ class OfferedTool:
     why: str  # what placed it there
     deferred: bool = False  # listed for ToolSearch, its schema not sent
     inputs: tuple[str, ...] = field(default_factory=tuple)
+    schema: dict[str, Any] = field(default_factory=dict, compare=False)  # its input_schema, when it was sent
+    acts_as: str = ""  # what it does, for routes: its class, or an MCP tool's inner class
 
     @property
     def covered(self) -> bool:
@@ -55,16 +57,22 @@ def offered_tools(request_body: dict[str, Any] | None, raw_body: bytes = b"") ->
     for tool in (request_body or {}).get("tools") or []:
         if not isinstance(tool, dict) or not tool.get("name"):
             continue
-        properties = ((tool.get("input_schema") or {}).get("properties") or {})
-        tool_class, why = classify(str(tool["name"]), set(properties), str(tool.get("description") or ""))
-        tools.append(OfferedTool(str(tool["name"]), tool_class, why, inputs=tuple(sorted(properties))))
+        schema = tool.get("input_schema") or {}
+        properties = schema.get("properties") or {}
+        name, description = str(tool["name"]), str(tool.get("description") or "")
+        tool_class, why = classify(name, set(properties), description)
+        acts_as = classify(name.rsplit("__", 1)[-1], set(properties), description)[0] if tool_class == "mcp" \
+            else tool_class
+        tools.append(OfferedTool(name, tool_class, why, inputs=tuple(sorted(properties)), schema=schema,
+                                 acts_as=acts_as))
     listed = {t.name for t in tools}
     text = raw_body.decode("utf-8", "replace").replace("\\n", "\n")
     match = _DEFERRED_LIST.search(text)
     for name in (match.group(1).split() if match else []):
         if name not in listed:
             tool_class, why = classify(name, set(), "")
-            tools.append(OfferedTool(name, tool_class, why, deferred=True))
+            tools.append(OfferedTool(name, tool_class, why, deferred=True, acts_as="" if tool_class == "mcp"
+                                     else tool_class))
     return tools
 
 
@@ -92,10 +100,16 @@ def classify(name: str, inputs: set[str], description: str) -> tuple[str, str]:
     return "other", "no input that takes a command, a path, code or a URL that this classifier knows"
 
 
-def not_covered(exchanges: list[Any]) -> list[str]:
-    """The tools offered in a run's first request with tools that no class covers (for the summary and report)."""
+def offered_in(exchanges: list[Any]) -> list[OfferedTool]:
+    """The tools offered in a run's first request with tools (for the summary and the report)."""
     for exchange in exchanges:
         body = exchange.request.json if isinstance(exchange.request.json, dict) else {}
         if "tools" in body:
-            return [t.name for t in offered_tools(body, exchange.request.body or b"") if not t.covered]
+            return offered_tools(body, exchange.request.body or b"")
     return []
+
+
+def route_tool(variant: Any) -> str:
+    """The offered tool a variant's route goes through: the one that starts its subagent, its own, or none (a
+    poisoned repository's files act by themselves)."""
+    return variant.via or variant.tool or "(no tool: files planted in the workspace act by themselves)"

@@ -31,6 +31,7 @@ def collect(session: Any, *, test: str, outcome: str, failure: str = "", mode: s
         "bookkeeping": len(session.effects.bookkeeping),
         "canaries": [{"name": c.name, "value": c.value, "secret": c.secret} for c in canaries],
         "variants": [_outcome(o) for o in getattr(session, "bypass_outcomes", [])],
+        "offered": _offered(session),
         "crashes": [str(report) for report in getattr(session, "crash_reports", [])],
     }
     if canaries:
@@ -44,6 +45,16 @@ def collect(session: Any, *, test: str, outcome: str, failure: str = "", mode: s
         except (ControlPlaneError, OSError, ValueError):
             pass
     return data
+
+
+def _offered(session: Any) -> list[dict[str, Any]]:
+    """The tools the agent offered, classified (bypass tests only: that is where routes are judged)."""
+    if not getattr(session, "bypass_outcomes", None):
+        return []
+    from ..bypass.offered import offered_in
+
+    return [{"name": t.name, "class": t.tool_class, "deferred": t.deferred, "why": t.why}
+            for t in offered_in(session.gateway.exchanges)]
 
 
 def summary(session: Any, *, mode: str) -> dict[str, Any]:

@@ -43,6 +43,11 @@ def render(data: dict[str, Any]) -> str:
         parts.append("<h2>Failure</h2>" + f"<pre>{marker(data['failure'])}</pre>")
     for variant in data.get("variants", []):
         parts.append("<h2>Bypass variant</h2>" + _variant(variant, marker))
+    if data.get("offered"):
+        parts.append("<h2>Tools the agent offers</h2>" + _table(["tool", "class", "why"], [
+            [_e(t["name"] + (" (deferred)" if t["deferred"] else "")),
+             _e(t["class"] + (": offered, not covered" if t["class"] == "other" else "")), _e(t["why"])]
+            for t in data["offered"]]))
     parts.append("<h2>Tool calls</h2>" + _tool_calls(data.get("tool_calls", []), marker))
     parts.append("<h2>Effects</h2>" + _effects(data.get("effects", []), data.get("bookkeeping", 0), marker))
     if data.get("leaks"):
