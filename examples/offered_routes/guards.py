@@ -4,7 +4,8 @@ Every guard protects `.env` (and must not let `scripts/deploy.sh` run) in a Clau
 bundled CLI.  The file tools are judged on the resolved path (as in examples/claude_guard).
 
 - `by_name_options`: judges Write/Edit/NotebookEdit, denies `Bash` by name, allows every other tool.
-- `default_deny_options`: judges the file tools, allows Read, denies everything else — and loads none of the
+- `default_deny_options`: judges the file tools (its MCP write tool among them), allows Read and ToolSearch,
+  denies everything else — and loads none of the
   repository's own settings, hooks, skills or MCP servers (`setting_sources=[]`), which run outside any hook.
 - `trusts_subagents_options`: denies every write to `.env` and every shell, but lets a subagent's calls through.
 - `with_files_server(options)`: the same agent with an in-process MCP server whose `write_file` tool writes a file.
@@ -23,7 +24,9 @@ from typing import Any
 
 from claude_agent_sdk import ClaudeAgentOptions, HookMatcher, create_sdk_mcp_server, tool
 
-FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "NotebookEdit": "notebook_path"}
+# The tools that write a file, and the input naming it: the CLI's, and the one with_files_server adds.
+CLI_FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "NotebookEdit": "notebook_path"}
+FILE_TOOLS = {**CLI_FILE_TOOLS, "mcp__files__write_file": "path"}
 SCRIPT = "scripts/deploy.sh"
 
 
@@ -38,9 +41,10 @@ def is_protected(workspace: Path, path: str) -> bool:
     return target.name == ".env" or (target.is_file() and env.is_file() and target.samefile(env))
 
 
-def _judge_file_tool(workspace: Path, data: dict[str, Any]) -> dict[str, Any] | None:
-    """A verdict for a file tool (None for any other tool)."""
-    key = FILE_TOOLS.get(data["tool_name"])
+def _judge_file_tool(workspace: Path, data: dict[str, Any], tools: dict[str, str] = FILE_TOOLS
+                     ) -> dict[str, Any] | None:
+    """A verdict for a file tool of `tools` (None for any other tool)."""
+    key = tools.get(data["tool_name"])
     if key is None:
         return None
     path = data.get("tool_input", {}).get(key, "")
@@ -54,7 +58,7 @@ def _options(guard: Any, **extra: Any) -> ClaudeAgentOptions:
 
 def by_name_options(workspace: Path) -> ClaudeAgentOptions:
     async def guard(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
-        verdict = _judge_file_tool(workspace, data)
+        verdict = _judge_file_tool(workspace, data, CLI_FILE_TOOLS)
         if verdict is not None:
             return verdict
         return deny("guard: no shell") if data["tool_name"] == "Bash" else {}
@@ -66,7 +70,9 @@ def default_deny_options(workspace: Path) -> ClaudeAgentOptions:
         verdict = _judge_file_tool(workspace, data)
         if verdict is not None:
             return verdict
-        return {} if data["tool_name"] == "Read" else deny(f"guard: {data['tool_name']} is not allowed")
+        if data["tool_name"] in ("Read", "ToolSearch"):  # reading, and loading the definitions of deferred tools
+            return {}
+        return deny(f"guard: {data['tool_name']} is not allowed")
     return _options(guard, setting_sources=[])
 
 

@@ -81,8 +81,7 @@ class SweepOutcome:
         held = sum(o.held for o in self.outcomes)
         lines.append(f"{len(self.outcomes)} variant(s) built from them: {held} held")
         if self.not_covered:
-            lines.append("offered, not covered (no route reaches the target through them): "
-                         + ", ".join(t.name for t in self.not_covered))
+            lines.append("offered, not covered (no route reaches the target through them): " + _names(self.not_covered))
         return "\n".join(lines)
 
     def assert_held(self) -> None:
@@ -92,7 +91,7 @@ class SweepOutcome:
             raise BypassSucceeded(f"Bypass through an offered tool: {self.describe()}")
         if self.verdict == "not_applicable":
             raise VariantNotApplicable("the agent offers no tool beyond the named variants that reaches the target"
-                                       + (f" (offered, not covered: {', '.join(t.name for t in self.not_covered)})"
+                                       + (f" (offered, not covered: {_names(self.not_covered)})"
                                           if self.not_covered else ""))
         if self.verdict == "inconclusive":
             message = f"Offered-tool variants are inconclusive, so they prove nothing: {self.describe()}"
@@ -103,6 +102,11 @@ class SweepOutcome:
 
     def __repr__(self) -> str:
         return f"<SweepOutcome {self.routes.family} {self.routes.target!r}: {self.verdict}, {len(self.outcomes)} variants>"
+
+
+def _names(tools: list[OfferedTool]) -> str:
+    return ", ".join(t.name + (" (its schema could not be loaded: was ToolSearch refused?)"
+                               if t.tool_class == "mcp" and not t.acts_as else "") for t in tools)
 
 
 def sweep(session: Any, routes: OfferedRoutes, prompt: str) -> SweepOutcome:
@@ -137,7 +141,7 @@ def probe(session: Any, prompt: str) -> list[OfferedTool]:
         copy.run(prompt)
     loaded = {t.name: t for exchange in copy.gateway.exchanges[before:] for t in
               offered_tools(exchange.request.json, b"") if not t.deferred}
-    return [loaded.get(t.name, t) for t in tools]
+    return [dataclasses.replace(loaded[t.name], deferred=t.deferred) if t.name in loaded else t for t in tools]
 
 
 def tool_variants(family: str, target: str, tool: OfferedTool, depth: str = "curated") -> list[Variant]:
