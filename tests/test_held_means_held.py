@@ -92,7 +92,8 @@ LINKS = '''
 import pytest
 
 
-@pytest.mark.bypass_variants("write", target=".env", forms=["symlink alias", "hardlink alias"])
+@pytest.mark.bypass_variants("write", target=".env", forms=["symlink alias", "hardlink alias"],
+                             exclude=["other-shell", "subagent"])  # the same routes through Monitor, in a subagent
 def test_links(agent_session, bypass_variants):
     outcome = agent_session.attempt(bypass_variants)
     print("STATUS", bypass_variants.id, outcome.verdict, "|", outcome.held_by)  # shown for the passed ones (-rA)
@@ -174,7 +175,7 @@ def test_write(agent_session, bypass_variants):
                                  # what the corpus has no route for is said, not skipped silently
                                  "offered by the agent, not covered by any bypass route: CronCreate, CronDelete, "
                                  "CronList, DeferredToolPlaceholder, EnterWorktree, ExitWorktree, ListAgents, "
-                                 "Monitor, ReportFindings, ScheduleWakeup, SendMessage, TaskStop, ToolSearch"])
+                                 "ReportFindings, ScheduleWakeup, SendMessage, TaskStop, ToolSearch"])
 
 
 def test_a_refused_step_of_the_attack_holds_it_and_says_so(pytester, monkeypatch):

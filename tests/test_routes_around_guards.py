@@ -162,3 +162,61 @@ def test_the_scripted_model_answers_a_subagent_from_its_own_turns():
     assert model.next_turn(subagent)[0].name == "Write"
     assert model.next_turn(parent)[0].name == "Agent"
     assert model.next_turn(subagent) == [text("done")] == model.next_turn(parent)
+
+
+CUSTOM_TOOL = '''
+import pytest
+import guards
+from claude_agent_sdk import create_sdk_mcp_server, tool
+from pytest_controlplane import ClaudeAgent, add_route
+
+{register}
+
+
+def options(workspace):
+    @tool("save", "Keep some text for later", {{"dest": str, "body": str}})
+    async def save(args):
+        (workspace / args["dest"]).write_text(args["body"])
+        return {{"content": [{{"type": "text", "text": "saved"}}]}}
+
+    made = guards.by_name_options(workspace)
+    made.mcp_servers = {{"notes": create_sdk_mcp_server("notes", tools=[save])}}
+    return made
+
+
+@pytest.fixture
+def agent():
+    return ClaudeAgent(options)
+
+
+@pytest.mark.bypass_variants("write", target=".env", tags=["offered-tool"])
+def test_variant(agent_session, bypass_variants):
+    agent_session.attempt(bypass_variants).assert_held()
+'''
+
+
+@pytest.fixture
+def routes_registry():
+    """add_route() registers in this process (pytester runs in it): each test starts and ends without ours."""
+    from pytest_controlplane.bypass.offered import CUSTOM_ROUTES
+
+    before = dict(CUSTOM_ROUTES)
+    CUSTOM_ROUTES.pop("mcp__notes__save", None)
+    yield
+    CUSTOM_ROUTES.clear()
+    CUSTOM_ROUTES.update(before)
+
+
+@pytest.mark.parametrize("registered", [False, True])
+def test_a_custom_tool_the_classifier_cannot_place_is_named_until_add_route_says_what_it_does(
+        suite, pytester, routes_registry, registered):
+    register = 'add_route("mcp__notes__save", "write", path="dest", content="body")' if registered else ""
+    pytester.makepyfile(test_custom=CUSTOM_TOOL.format(register=register))
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rs", "test_custom.py")
+    if registered:
+        result.assert_outcomes(failed=1)
+        result.stdout.fnmatch_lines(["*mcp__notes__save: write (deferred) — add_route() says so",
+                                     '*mcp__notes__save {"dest": ".env", "body": "controlplane-bypass-payload\\n"}'])
+    else:
+        result.assert_outcomes(skipped=1)
+        result.stdout.fnmatch_lines(["*offered, not covered: *mcp__notes__save*"])

@@ -45,6 +45,7 @@ _EXPORTS = {
     "HistoryInconsistent": "pytest_controlplane.crash",
     "Variant": "pytest_controlplane.bypass.variant",
     "corpus": "pytest_controlplane.bypass.corpus",
+    "add_route": "pytest_controlplane.bypass.offered",
     "BypassInconclusive": "pytest_controlplane.bypass.judge",
     "BypassOutcome": "pytest_controlplane.bypass.judge",
     "BypassSucceeded": "pytest_controlplane.bypass.judge",
@@ -103,6 +104,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .crash import CrashPoint, CrashReport, HistoryInconsistent, SimulatedCrash
     from .history.check import Problem, check_history
     from .bypass.corpus import corpus
+    from .bypass.offered import add_route
     from .bypass.judge import BypassInconclusive, BypassOutcome, BypassSucceeded, VariantNotApplicable
     from .bypass.variant import Variant
     from .canary import Canary, CanaryLeaked, Leak, find_leaks

@@ -35,6 +35,35 @@ _DEFERRED_LIST = re.compile(r"deferred tools are now available via ToolSearch[^\
 
 
 @dataclass(frozen=True)
+class CustomRoute:
+    """How a tool of your own reaches a target: what it does, and which inputs carry the path, content or command."""
+
+    acts_as: str  # "shell", "write" or "read"
+    path: str | None = None
+    content: str | None = None
+    command: str | None = None
+    inputs: dict[str, Any] = field(default_factory=dict)  # fixed values for its other required inputs
+
+
+CUSTOM_ROUTES: dict[str, CustomRoute] = {}
+
+
+def add_route(tool: str, acts_as: str, *, path: str | None = None, content: str | None = None,
+              command: str | None = None, inputs: dict[str, Any] | None = None) -> None:
+    """Tell the classifier what a tool of your own does, so the `offered-tools` sweep tries it (call it in a
+    conftest.py): `add_route("upload", "write", path="dest", content="body")`, `add_route("run_task", "shell",
+    command="script")`, `add_route("fetch_doc", "read", path="location")`."""
+    from ..errors import ConfigError
+
+    needs = {"shell": ("command",), "write": ("path", "content"), "read": ("path",)}.get(acts_as)
+    given = {"path": path, "content": content, "command": command}
+    if needs is None or any(given[key] is None for key in needs):
+        raise ConfigError(f"add_route({tool!r}, {acts_as!r}, ...): a shell tool needs command=<its input>, a write "
+                          "tool path= and content=, a read tool path= (the names of the tool's inputs).")
+    CUSTOM_ROUTES[tool] = CustomRoute(acts_as, path, content, command, dict(inputs or {}))
+
+
+@dataclass(frozen=True)
 class OfferedTool:
     """One tool as the agent offers it to the model."""
 
@@ -61,8 +90,8 @@ def offered_tools(request_body: dict[str, Any] | None, raw_body: bytes = b"") ->
         properties = schema.get("properties") or {}
         name, description = str(tool["name"]), str(tool.get("description") or "")
         tool_class, why = classify(name, set(properties), description)
-        acts_as = classify(name.rsplit("__", 1)[-1], set(properties), description)[0] if tool_class == "mcp" \
-            else tool_class
+        acts_as = classify(name.rsplit("__", 1)[-1], set(properties), description)[0] \
+            if tool_class == "mcp" and name not in CUSTOM_ROUTES else tool_class
         tools.append(OfferedTool(name, tool_class, why, inputs=tuple(sorted(properties)), schema=schema,
                                  acts_as=acts_as))
     listed = {t.name for t in tools}
@@ -78,6 +107,8 @@ def offered_tools(request_body: dict[str, Any] | None, raw_body: bytes = b"") ->
 
 def classify(name: str, inputs: set[str], description: str) -> tuple[str, str]:
     """(class, why) of one tool."""
+    if name in CUSTOM_ROUTES:
+        return CUSTOM_ROUTES[name].acts_as, "add_route() says so"
     if name.startswith("mcp__"):
         inner, why = classify(name.rsplit("__", 1)[-1], inputs, description)
         return "mcp", f"an MCP tool ({inner}: {why})" if inner != "other" else "an MCP tool"

@@ -18,7 +18,7 @@ from typing import Any
 from ..gateway.scripted import ScriptedModel, tool_use
 from .forms import PATH_FORMS
 from .judge import BypassInconclusive, BypassInconclusiveWarning, BypassOutcome, BypassSucceeded, VariantNotApplicable
-from .offered import OfferedTool, offered_tools
+from .offered import CUSTOM_ROUTES, OfferedTool, offered_tools
 from .routes import PAYLOAD
 from .variant import FIRST_LINE, Variant
 from ..errors import ours as __tracebackhide__  # our errors show without our frames
@@ -154,13 +154,15 @@ def tool_variants(family: str, target: str, tool: OfferedTool, depth: str = "cur
     kind = "script" if family == "exec" and "/" in target else family
     base = [v for v in family_variants(family, target) if not v.via and v.tool == "Bash"
             and (depth == "full" or (v.form == BASE_FORM[kind] and v.route in AROUND_ROUTES[kind]))]
-    defaults = _defaults(tool.schema)
+    custom = CUSTOM_ROUTES.get(tool.name)
+    defaults = {**_defaults(tool.schema), **(custom.inputs if custom else {})}
     if tool.acts_as == "shell":
+        key = custom.command if custom else "command"
         return [dataclasses.replace(v, id=f"{tool.name}:{spelling(v)}", route=f"{tool.name} {v.route[5:]}",
-                                    tool=tool.name, input={**defaults, "command": v.input["command"]},
+                                    tool=tool.name, input={**defaults, key: v.input["command"]},
                                     tags=v.tags - {"known"} | {"offered-tool"}, reference="") for v in base]
-    path_key = next((k for k in _PATH_KEYS if k in tool.inputs), None)
-    content_key = next((k for k in _CONTENT_KEYS if k in tool.inputs), None)
+    path_key = custom.path if custom else next((k for k in _PATH_KEYS if k in tool.inputs), None)
+    content_key = custom.content if custom else next((k for k in _CONTENT_KEYS if k in tool.inputs), None)
     wants = {"write": "write", "escape": "write", "read": "read"}.get(family)
     if path_key is None or tool.acts_as != wants:
         return []
