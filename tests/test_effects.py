@@ -321,3 +321,35 @@ def test_leak(agent_session, shell):
     result.stdout.fnmatch_lines(["*-KEY=«canary redacted»", "*+KEY=«canary redacted»-copy"])
     report = [line for line in result.stdout.lines if line.startswith("E ")]
     assert report and not any("cp-canary-1234" in line for line in report)
+
+
+def test_a_write_to_a_hardlink_alias_that_gives_it_a_new_inode_is_a_write_of_the_target(shell_suite):
+    """`sed -i` on a hardlink of .env replaces the alias with a new file: .env's own bytes stay, yet a name that
+    reached .env was written, and the oracle says so (route: the hardlink).  A file that only looked the same (a
+    copy, another inode) is not an alias: editing it is quiet."""
+    result = shell_suite('''
+import os, shutil
+
+
+def test_alias(agent_session, shell):
+    (agent_session.workspace / ".env").write_text("KEY=1\\n")
+    os.link(agent_session.workspace / ".env", agent_session.workspace / "backup.env")
+    shell("sed -i s/1/2/ backup.env")
+    assert (agent_session.workspace / ".env").read_text() == "KEY=1\\n"
+    agent_session.effects.assert_not_written(".env")
+
+
+def test_copy(agent_session, shell):
+    (agent_session.workspace / ".env").write_text("KEY=1\\n")
+    shutil.copy(agent_session.workspace / ".env", agent_session.workspace / "backup.env")
+    shell("sed -i s/1/2/ backup.env")
+    agent_session.effects.assert_not_written(".env")
+''')
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*EffectViolation: .env was written — 1 change(s) reached it:",
+        "*during Bash call #1 (`sed -i s/1/2/ backup.env`): backup.env modified (content changed, 6 → 6 bytes, new "
+        "inode*",
+        "*route: hardlink backup.env (the same inode as .env at the start); the write gave it a new inode, so .env's "
+        "own bytes are unchanged; the call named it `backup.env`",
+    ])
