@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test demo clean record-examples
+.PHONY: install test demo mutate clean record-examples
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,8 +22,14 @@ test: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m pytest examples -q -n 2 --agent-mode=replay
 
+# Mutation testing of the oracles (slow: run by hand, not in CI); see "Development" in the README.
+mutate: $(STAMP)
+	$(BIN)/python -m pip install --quiet mutmut==3.8.1
+	$(BIN)/mutmut run --max-children 2 $(MUTANTS)
+	$(BIN)/mutmut results
+
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache mutants
 
 # Re-record the example cassettes from their scripted models, served as a stand-in API (not Claude).
 record-examples: $(STAMP)

@@ -175,9 +175,17 @@ def lost(before: Any, after: Any, kind: str) -> list[Problem]:
 def tool_use_ids(history: Any, kind: str) -> list[str]:
     if history is None:
         return []
-    messages = [json.loads(line).get("message") or {} for line in history if line.strip().startswith("{")] \
-        if kind == "jsonl" else history
+    messages = [_message(line) for line in history] if kind == "jsonl" else history
     return [str(b.get("id")) for m in messages if isinstance(m, dict) and isinstance(m.get("content"), list)
             for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
 
 
+
+
+def _message(line: str) -> Any:
+    """The message of one transcript line (None for a line a crash tore: the history check names it)."""
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return None
+    return entry.get("message") if isinstance(entry, dict) else None

@@ -215,7 +215,7 @@ def _tool_problems(entries: list[tuple[int, dict[str, Any]]], first_line: dict[s
         if not answers:
             problems.append(Problem("unanswered-tool-use", number, f"tool_use {use_id} has no tool_result (the run "
                                                                    "stopped inside the tool or its hooks)"))
-        elif len(set(answers)) > 1:
+        elif len(answers) > 1:  # on another line, or twice in one
             problems.append(Problem("duplicate-tool-result", answers[1], f"tool_use {use_id} answered again "
                                                                          f"(first at line {answers[0]})"))
         if answers and answers[0] < number:
