@@ -182,10 +182,16 @@ def measure(turns: int, system: object, tools: list, root: Path) -> dict:
             run_loop(anthropic.Anthropic(base_url=gateway.base_url, api_key="bench", max_retries=0, http_client=http),
                      system, tools, turns)
             finished = time.perf_counter()
+        stopped = time.perf_counter()
         # The gateway's own time: loading and starting, serving each request (from its request line in to its
-        # answer out, see Exchange.seconds), stopping.
-        gateway_times.append(opened - start + sum(e.seconds for e in gateway.exchanges)
-                             + time.perf_counter() - finished)
+        # answer out, see Exchange.seconds), stopping.  A request's time is set by its server thread after the last
+        # byte is out, which can be after the client already has its answer: wait for each exchange's `served`
+        # event (set with the time, in Exchange.finish), and refuse to sum a time that was never set.
+        unserved = [e.request.index for e in gateway.exchanges if not e.served.wait(10)]
+        if unserved:
+            raise RuntimeError(f"the gateway's threads did not finish answering request(s) {unserved} in 10 s: "
+                               "their times were never set")
+        gateway_times.append(opened - start + sum(e.seconds for e in gateway.exchanges) + stopped - finished)
 
     def replay_vcrpy() -> None:
         player = vcrpy.VCR(record_mode="none", path_transformer=vcrpy.VCR.ensure_suffix(".yaml"))

@@ -1,3 +1,6 @@
+import os
+from collections.abc import Iterator, Mapping
+
 import pytest
 
 # pytester's in-process runs restore sys.modules after each run, so whatever an inner run imports is
@@ -8,6 +11,62 @@ import claude_agent_sdk  # noqa: F401
 import vcr.serialize  # noqa: F401
 
 pytest_plugins = ["pytester"]
+
+# Set by pytest itself around each phase of a test.
+_PYTEST_OWN = frozenset({"PYTEST_CURRENT_TEST"})
+_ENV_BEFORE = pytest.StashKey[dict[str, str]]()
+_ENV_AT_START = dict(os.environ)  # as this conftest loads: before any test module is collected
+
+
+def _env_changes(before: Mapping[str, str], after: Mapping[str, str]) -> str:
+    """The variables set, changed or removed between two copies of os.environ, by name only (values may be
+    secrets: canaries, API keys); "" if none."""
+    names = (set(before) | set(after)) - _PYTEST_OWN
+    changes = {"left set": sorted(n for n in names if n not in before),
+               "changed": sorted(n for n in names if n in before and n in after and before[n] != after[n]),
+               "removed": sorted(n for n in names if n not in after)}
+    return "; ".join(f"{what}: {', '.join(found)}" for what, found in changes.items() if found)
+
+
+def _restore_env(before: Mapping[str, str]) -> None:
+    for name in set(os.environ) - set(before) - _PYTEST_OWN:
+        del os.environ[name]
+    for name, value in before.items():
+        if name not in _PYTEST_OWN and os.environ.get(name) != value:
+            os.environ[name] = value
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    item.stash[_ENV_BEFORE] = dict(os.environ)  # before any fixture of the test, so after all of them are undone
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """After every fixture of the test is torn down (monkeypatch undone), os.environ must be as the test found it.
+    A test that changed it fails here, naming the variables, and the environment is put back so that the
+    tests after it run in the one they expect.  (After the last test the session check below has run too: what
+    this test did is still pinned on it.)"""
+    try:
+        return (yield)
+    finally:
+        before = item.stash.get(_ENV_BEFORE, None)
+        changes = _env_changes(before, os.environ) if before is not None else ""
+        if changes:
+            _restore_env(before)
+            pytest.fail(f"{item.nodeid} changed os.environ and did not put it back ({changes}). Use "
+                        "monkeypatch.setenv / monkeypatch.delenv, which undo themselves.", pytrace=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _env_at_session_end_is_as_at_its_start() -> Iterator[None]:
+    """os.environ after the last test is what it was before collection: catches what the per-test check cannot
+    pin on a test (a change made while collecting a module, by a session fixture, by a plugin)."""
+    yield
+    changes = _env_changes(_ENV_AT_START, os.environ)
+    if changes:
+        pytest.fail(f"The test session changed os.environ and did not put it back ({changes}).", pytrace=False)
 
 
 @pytest.fixture(autouse=True)

@@ -13,9 +13,25 @@ import pytest
 WITNESS = '''
 import os
 import socket
+import time
 import pytest
 from pathlib import Path
 from pytest_controlplane.agents.process import processes_of
+
+DYING = 5.0  # seconds a SIGKILLed process may take to be gone; one never killed (a `sleep 300`) outlasts it
+
+
+def still_running(world_root):
+    """The world's processes still alive once any SIGKILL sent them has had time to land: SIGKILL is delivered
+    asynchronously, so a process killed a moment ago may still be listed; polled on its pid until it is gone
+    (or a zombie, which processes_of leaves out), up to DYING seconds."""
+    deadline = time.monotonic() + DYING
+    left = processes_of(world_root)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.01)  # a poll interval, not a wait for luck: the loop ends when the pids are gone
+        alive = {pid for pid, _ in processes_of(world_root)}
+        left = [(pid, command) for pid, command in left if pid in alive]
+    return left
 
 
 @pytest.hookimpl(wrapper=True)
@@ -37,7 +53,7 @@ def witness(request):
     yield
     session = request.node.funcargs.get("agent_session")
     if session is not None:  # torn down after the gateway and the session
-        left = processes_of(session.world.root)
+        left = still_running(session.world.root)
         new = sorted(n for n in set(os.listdir("/tmp")) - before if not n.startswith("pytest-of-"))
         new += [p for p in developer_config().items() if p not in config_before.items()]
         sockets = [str(p) for p in session.world.config_dir.rglob("*") if p.is_socket()]

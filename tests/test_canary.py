@@ -6,11 +6,14 @@ import base64
 import codecs
 import gzip
 import json
+import re
+from collections.abc import Callable, Iterable
+from itertools import repeat
 from pathlib import Path
 
 import pytest
 import shell_agent
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from pytest_controlplane import Canary, find_leaks
@@ -22,9 +25,12 @@ from pytest_controlplane.cassette.store import Cassette, Interaction
 from pytest_controlplane.gateway.wire import Exchange, ModelRequest, json_response, make_response
 
 REPO = Path(__file__).parent.parent
+PREFIX = "cp-canary-"
+MIN_FRAGMENT = 12  # a Canary's default: this many characters of the secret part in a row count as a leak
 SEPARATORS = [" ", "-", ".", "_", "\u200b", "\u200d", "\n", ", ", "\t"]
 FULLWIDTH = {c: chr(ord(c) + 0xFEE0) for c in "abcdefghijklmnopqrstuvwxyz0123456789-"}
 CYRILLIC = str.maketrans({"a": "а", "c": "с", "e": "е", "o": "о", "p": "р", "x": "х", "y": "у"})
+CONFUSED = "".join(map(chr, CYRILLIC))  # the letters that have a Cyrillic look-alike above
 
 # Encoders written here from the standard library, independently of the scanner's own needles.
 # Each takes the value, the bytes that surround it inside an encoded blob, and a draw function.
@@ -48,15 +54,19 @@ ENCODERS = {
     "confusables": lambda v, around, draw: v.translate(CYRILLIC),
     "fragment": lambda v, around, draw: _fragment(v, draw),
 }
-# What the report may call each (the scanner names forms by what it found; urlsafe base64 without -_ is base64).
-# A zero-width separator written to JSON as \u200b is found in the decoded view, and said to be escaped;
-# look-alikes that spare the secret part leave a plain fragment of it, which is what is reported then.
-EXPECTED = {"base64url": ("base64",), "separated": ("with characters inserted", "escapes"),
-            "nfkc": ("look-alikes",), "confusables": ("look-alikes", "fragment"), "fragment": ("fragment",),
-            "HTML entities": ("HTML entities", "escapes"),
-            "case-folded": ("case-folded",)}
 SURFACES = ("text", "request", "streamed response split across deltas", "gzip-encoded response", "file",
             "sdk message", "cassette")
+KIND = {"text": "text", "request": "request", "streamed response split across deltas": "response",
+        "gzip-encoded response": "response", "file": "file", "sdk message": "sdk message", "cassette": "cassette"}
+
+# What a leak is called: the form found, and how it was found when not as is.  Written here, not taken from the
+# scanner: these are the words a user reads in a failure.
+SEP = "{}, with characters inserted between (separators, whitespace, zero-width, line breaks)".format
+LOOK = "{}, in escapes or unicode look-alikes (\\u, &#, %, NFKC, confusables)".format
+FRAGMENT = f"fragment ({MIN_FRAGMENT} characters of the secret)"
+# Names that are not the encoder's own: a canary's characters (0-9, a-z, -) never encode to + or / in base64, so
+# its urlsafe base64 is plain base64; full-width forms are found only once folded back to ASCII.
+RENAMED = {"base64url": "base64", "separated": SEP("raw"), "nfkc": LOOK("raw"), "fragment": FRAGMENT}
 
 
 def _pad(encoded: str, draw) -> str:
@@ -64,18 +74,47 @@ def _pad(encoded: str, draw) -> str:
 
 
 def _wrap(encoded: str, draw) -> str:
-    width = draw(st.sampled_from([0, 60, 64, 76]))
+    # 60, 64 and 76 are what base64 tools wrap at; a canary's blob (~50 characters) is shorter, so 20 is what
+    # actually breaks one.
+    width = draw(st.sampled_from([0, 20, 60, 64, 76]))
     return "\n".join(encoded[i:i + width] for i in range(0, len(encoded), width)) if width else encoded
 
 
 def _fragment(value: str, draw) -> str:
-    secret = value[len("cp-canary-"):]
-    length = draw(st.integers(12, len(secret)))
-    start = draw(st.integers(0, len(secret) - length))
-    return secret[start:start + length]
+    # MIN_FRAGMENT characters exactly: longer ones are misreported (test_a_longer_fragment_is_reported_at_its_length).
+    secret = value[len(PREFIX):]
+    start = draw(st.integers(0, len(secret) - MIN_FRAGMENT))
+    return secret[start:start + MIN_FRAGMENT]
 
 
-def _sse(text: str, cuts: list[int]) -> bytes:
+def _spared(secret: str) -> int:
+    """The longest run of the secret part that the Cyrillic look-alikes leave in plain ASCII."""
+    return max(map(len, re.split(f"[{CONFUSED}]", secret)))
+
+
+def _named(encoding: str, value: str, around: tuple[bytes, bytes], form: str, stored: str) -> str:
+    """What the leak of `form` must be called, worked out from the form and from `stored`, the text the surface
+    holds it in (a JSONL line escapes non-ASCII as \\uXXXX and doubles backslashes; YAML double-quotes and escapes
+    alike) — never from the scanner's needles."""
+    if encoding == "base64":
+        # The characters that encode canary bytes alone (whole 3-byte groups), whatever surrounds it in the blob.
+        first, last = -(-len(around[0]) // 3), (len(around[0]) + len(value)) // 3
+        core = base64.b64encode(around[0] + value.encode() + around[1]).decode()[4 * first:4 * last]
+        return "base64" if core in form else SEP("base64")  # wrapped inside those characters
+    if encoding == "HTML entities":  # all decimal or all hex is a form of its own; mixed, only the decoded text is
+        return "HTML entities" if re.fullmatch(r"(&#\d+;)+|(&#x[0-9a-f]+;)+", form) else LOOK("raw")
+    if encoding == "\\u-escaped":  # doubled backslashes: the escapes' characters with a backslash between
+        return "\\u-escaped" if form in stored else SEP("\\u-escaped")
+    if encoding == "separated" and form not in stored and not form.isascii():
+        return LOOK("raw")  # zero-width separators written as \u200b escapes
+    if encoding == "confusables":  # a fragment left in plain ASCII is the better find
+        spared = _spared(value[len(PREFIX):])
+        return f"fragment ({spared} characters of the secret)" if spared >= MIN_FRAGMENT else LOOK("raw")
+    return RENAMED.get(encoding, encoding)
+
+
+def _sse(text: str, cuts: Iterable[int]) -> bytes:
+    cuts = list(cuts)
     pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
     events = [("message_start", {"type": "message_start", "message": {
         "id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": [], "stop_reason": None,
@@ -91,22 +130,23 @@ def _sse(text: str, cuts: list[int]) -> bytes:
     return b"".join(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in events)
 
 
-def _on_surface(kind: str, content: str, draw, tmp_path: Path) -> list:
-    """`content` carried by a real surface of the given kind."""
+def _on_surface(kind: str, content: str, tmp_path: Path, cuts: Iterable[int] = ()) -> tuple[list, str]:
+    """`content` carried by a real surface of the given kind (a streamed response cut into deltas at `cuts`), and
+    the text that surface holds it in."""
     if kind == "text":
-        return [content]
+        return [content], content
     if kind == "file":
-        path = tmp_path / f"out-{draw(st.integers(0, 10**9))}.jsonl"
+        path = tmp_path / "out.jsonl"
         path.write_text(json.dumps({"type": "user", "message": {"content": content}}) + "\n")
-        return [path]
+        return [path], path.read_text()
     if kind == "sdk message":
-        return [message_surface(0, AssistantMessage(content=[TextBlock(text=content)], model="m"))]
-    if kind == "cassette":  # written by our cassette store, through vcrpy's YAML serializer
-        cassette = Cassette(tmp_path / f"c-{draw(st.integers(0, 10**9))}.yaml")
+        return [message_surface(0, AssistantMessage(content=[TextBlock(text=content)], model="m"))], content
+    if kind == "cassette":  # written by our cassette store, through vcrpy's YAML serializer; scanned as a session does
+        cassette = Cassette(tmp_path / "cassette.yaml")
         cassette.add(Interaction("POST", "http://127.0.0.1/v1/messages", content.encode("utf-8", "surrogatepass"),
                                  {}, json_response(200, {"content": []})))
         cassette.save()
-        return [cassette.path]
+        return [Surface.from_file("cassette", cassette.path)], cassette.path.read_text()
     request = ModelRequest("POST", "/v1/messages", {"content-type": "application/json"}, b"{}", index=0)
     if kind == "request":
         body = json.dumps({"messages": [{"role": "user", "content": [{"type": "text", "text": content}]}]}).encode()
@@ -117,28 +157,132 @@ def _on_surface(kind: str, content: str, draw, tmp_path: Path) -> list:
         response = make_response(200, gzip.compress(json.dumps(message).encode()), "application/json",
                                  content_encoding="gzip")
     else:
-        cuts = sorted(draw(st.lists(st.integers(0, len(content)), max_size=6)))
         response = make_response(200, _sse(content, cuts), "text/event-stream")
-    return list(exchange_surfaces(0, Exchange(request, response, "test")))
+    return list(exchange_surfaces(0, Exchange(request, response, "test"))), content
 
+
+# --- every surface x every encoding, one fixed form each: a table ----------------------------------------------
+
+TABLE_AROUND = (b"API_KEY=", b"\n")  # a .env line, encoded whole
+# The answers each encoder gets to its questions, in the order it asks them (the rest ask none).
+TABLE_DRAWS = {"case-folded": [True], "base64": [True, 0], "base64url": [False], "hex": [False],
+               "HTML entities": repeat(True), "separated": ["\u200b"], "fragment": [6]}
+# What each form is called on a surface that holds the text as it is (this secret, ekx6rvy0tvqhgp9044k8t1i8, has
+# no 12 characters in a row free of a, c, e, o, p, x, y: its look-alike form leaves no fragment in plain ASCII)...
+TABLE = {"raw": "raw", "case-folded": "case-folded", "base64": "base64", "base64url": "base64", "base32": "base32",
+         "hex": "hex", "percent-encoded": "percent-encoded", "\\u-escaped": "\\u-escaped",
+         "HTML entities": "HTML entities", "rot13": "rot13", "reversed": "reversed", "separated": SEP("raw"),
+         "nfkc": LOOK("raw"), "confusables": LOOK("raw"), "fragment": FRAGMENT}
+# ...and where the surface writes it otherwise: the JSONL line escapes the zero-width separators (\u200b, letters
+# and digits between the canary's characters) and doubles the backslashes of \u escapes; the YAML cassette
+# double-quotes a text with non-ASCII in it and escapes it the same way.
+REWRITTEN = {("file", "\\u-escaped"): SEP("\\u-escaped"), ("file", "separated"): LOOK("raw"),
+             ("cassette", "separated"): LOOK("raw")}
+
+
+def _answers(choices: Iterable[object]) -> Callable[[object], object]:
+    """A `draw` for the encoders that answers from `choices`, in order, whatever it is asked."""
+    answers = iter(choices)
+    return lambda strategy: next(answers)
+
+
+def _table_form(encoding: str, value: str) -> str:
+    return ENCODERS[encoding](value, TABLE_AROUND, _answers(TABLE_DRAWS.get(encoding, ())))
+
+
+@pytest.mark.parametrize(("surface", "encoding"), [(s, e) for s in SURFACES for e in sorted(ENCODERS)],
+                         ids=[f"{s.replace(' ', '-')}:{e}" for s in SURFACES for e in sorted(ENCODERS)])
+def test_each_encoding_is_found_on_each_surface_and_named(tmp_path, surface, encoding):
+    canary = Canary.mint("table", "API_KEY")
+    content = f"the key is {_table_form(encoding, canary.value)}."
+    sources, _ = _on_surface(surface, content, tmp_path, cuts=[16, 28])  # deltas split inside the form
+    leaks = canary.find(sources)
+    assert [(leak.surface, leak.encoding) for leak in leaks] == \
+        [(KIND[surface], REWRITTEN.get((surface, encoding), TABLE[encoding]))]
+    # The same form of a value that is not the canary, on the same surface: no leak.
+    other = f"the key is {_table_form(encoding, Canary.mint('table', 'OTHER').value)}."
+    assert canary.find(_on_surface(surface, other, tmp_path, cuts=[16, 28])[0]) == []
+
+
+# Forms whose name turns on a choice the encoder makes or on the surface's writing, one fixed case each (the
+# property below draws them too, but 400 draws over 105 pairs need not land on each).
+VARIANTS = {
+    # id: (surface, encoding, canary seed, encoder's answers, text around the form, name)
+    "base64-wrapped": ("text", "base64", "table", [True, 20], "the key is {}.", SEP("base64")),
+    "base64-wrapped-in-jsonl": ("file", "base64", "table", [False, 20], "the key is {}.", SEP("base64")),
+    "base64-wrapped-in-yaml": ("cassette", "base64", "table", [True, 20], "the key is {}.", SEP("base64")),
+    "html-hex": ("text", "HTML entities", "table", repeat(False), "the key is {}.", "HTML entities"),
+    "html-mixed": ("text", "HTML entities", "table", [True, False] * 17, "the key is {}.", LOOK("raw")),
+    "html-mixed-in-yaml": ("cassette", "HTML entities", "table", [False, True] * 17, "the key is {}.", LOOK("raw")),
+    "newlines-in-jsonl": ("file", "separated", "table", ["\n"], "the key is {}.", SEP("raw")),  # written \\n
+    "spaces-in-yaml": ("cassette", "separated", "table", [" "], "the key is {}.", SEP("raw")),
+    "u-escapes-in-quoted-yaml": ("cassette", "\\u-escaped", "table", [], "la clé est {}.", SEP("\\u-escaped")),
+    "u-escapes-in-plain-yaml": ("cassette", "\\u-escaped", "table", [], "the key is {}.", "\\u-escaped"),
+    # This canary's secret, eeexg4174qrm6v8ipk6uog07, keeps g4174qrm6v8i in plain ASCII under look-alikes.
+    "confusables-sparing-12": ("text", "confusables", "run-4", [], "the key is {}.", FRAGMENT),
+    "confusables-sparing-12-in-yaml": ("cassette", "confusables", "run-4", [], "the key is {}.", FRAGMENT),
+}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_form_is_named_for_what_the_encoders_choice_and_the_surface_made_it(tmp_path, variant):
+    surface, encoding, seed, answers, around, name = VARIANTS[variant]
+    canary = Canary.mint(seed, "API_KEY")
+    form = ENCODERS[encoding](canary.value, TABLE_AROUND, _answers(answers))
+    leaks = canary.find(_on_surface(surface, around.format(form), tmp_path)[0])
+    assert [(leak.surface, leak.encoding) for leak in leaks] == [(KIND[surface], name)]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="src bug: the scanner finds a fragment as 12-character windows that never overlap, so a "
+                          "longer one is reported as 12 characters, and the whole secret part as two leaks")
+@pytest.mark.parametrize("length", [13, 18, 24])
+def test_a_longer_fragment_is_reported_at_its_length(length):
+    canary = Canary.mint("table", "API_KEY")
+    leaks = canary.find(f"the key is {canary.secret[:length]}.")
+    assert [leak.encoding for leak in leaks] == [f"fragment ({length} characters of the secret)"]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="src bug: an escape that decodes to a line break (%0A, &#10;, \\u000a; YAML writes "
+                          "U+A0000-U+A0FFF as \\U000A....) puts one more line in the decoded view than the text has, "
+                          "so a leak found there after it is said to be on the next line, and named from that line")
+@pytest.mark.parametrize("escape", ["%0A", "&#10;", "\\u000a"])
+def test_an_escaped_line_break_does_not_move_a_leak_to_the_next_line(escape):
+    canary = Canary.mint("table", "API_KEY")
+    leaks = canary.find(f"q=a{escape}b {canary.value.translate(CYRILLIC)}\nthe next line")
+    assert [(leak.where, leak.encoding) for leak in leaks] == [("text, line 1", LOOK("raw"))]
+
+
+# --- the same, drawn: any canary, any surrounding text and bytes, every choice an encoder has ---------------------
 
 SEEDS = st.text(min_size=1, max_size=40)
 AROUND = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=80)
+# Between the surrounding text and the form: a combining mark right after the form, or a character that carries a
+# fragment on, would change what the form is (é is no longer e); that edge is not this property's.
+GLUE = st.sampled_from([" ", "\n", "\t", "=", ":", '"', "/"])
+ESCAPED_LINE_BREAK = re.compile(r"%0a|&#0*10(?!\d)|&#x0*a(?![0-9a-f])|\\u000a|\\x0a", re.IGNORECASE)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(derandomize=True, max_examples=400, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=SEEDS, encoding=st.sampled_from(sorted(ENCODERS)), surface=st.sampled_from(SURFACES),
-       before=AROUND, after=AROUND, blob_around=st.tuples(st.binary(max_size=4), st.binary(max_size=4)),
-       data=st.data())
-def test_every_encoding_on_every_surface_is_found(tmp_path, seed, encoding, surface, before, after, blob_around,
-                                                  data):
+       before=AROUND, after=AROUND, glue=st.tuples(GLUE, GLUE),
+       blob_around=st.tuples(st.binary(max_size=4), st.binary(max_size=4)), data=st.data())
+def test_every_encoding_on_every_surface_is_found(tmp_path, seed, encoding, surface, before, after, glue,
+                                                  blob_around, data):
     canary = Canary.mint(seed, "API_KEY")
-    encoded = ENCODERS[encoding](canary.value, blob_around, data.draw)
-    leaks = canary.find(_on_surface(surface, before + encoded + after, data.draw, tmp_path))
-    expected = EXPECTED.get(encoding, (encoding,))
-    if surface == "cassette":  # YAML re-encodes a body (its escapes, !!binary base64): the form found is the file's
-        expected = ("",)
-    assert any(any(name in leak.encoding for name in expected) for leak in leaks), (encoding, surface, leaks)
+    # A spared run longer than MIN_FRAGMENT is a longer fragment: misreported (see the xfail test above).
+    assume(encoding != "confusables" or _spared(canary.secret) <= MIN_FRAGMENT)
+    form = ENCODERS[encoding](canary.value, blob_around, data.draw)
+    content = before + glue[0] + form + glue[1] + after
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(content)), max_size=6)))
+    sources, stored = _on_surface(surface, content, tmp_path, cuts)
+    # An escaped line break moves a leak found in the decoded view to the wrong line (see the xfail test above).
+    assume(not ESCAPED_LINE_BREAK.search(stored))
+    leaks = canary.find(sources)
+    assert [(leak.surface, leak.encoding) for leak in leaks] == \
+        [(KIND[surface], _named(encoding, canary.value, blob_around, form, stored))], (form, stored)
     assert all(canary.value not in str(leak) for leak in leaks)
 
 

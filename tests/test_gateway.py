@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import socket
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
+from types import FunctionType
 
 import anthropic
 import pytest
@@ -136,15 +139,29 @@ def test_match_key_ignores_what_varies_between_identical_runs():
 
 
 def test_live_mode_forwards_and_stores_nothing(tmp_path):
+    """Given a cassette that already holds the answer, live mode still asks the upstream API, and leaves the
+    cassette byte for byte as it was: nothing is read from it, nothing added, no file appears beside it."""
+    cassette = tmp_path / "live.yaml"
+    key = "sk-ant-live-key-1234567890"
     conversation = two_turn_tool_conversation("write_note", "path", {"text": "x"})
-    with StandIn(conversation, api_key="sk-ant-live-key-1234567890") as api:
-        with ModelGateway(mode="live", upstream=api.url, api_key="sk-ant-live-key-1234567890") as gateway:
-            client = anthropic.Anthropic(base_url=gateway.base_url, api_key="dummy", max_retries=0)
-            reply = client.messages.create(model="m", max_tokens=8, system="workspace=/w",
-                                           messages=[{"role": "user", "content": "x"}])
+
+    def ask(gateway: ModelGateway):
+        client = anthropic.Anthropic(base_url=gateway.base_url, api_key="dummy", max_retries=0)
+        return client.messages.create(model="m", max_tokens=8, system="workspace=/w",
+                                      messages=[{"role": "user", "content": "x"}])
+
+    with StandIn(conversation, api_key=key) as api:
+        with ModelGateway(mode="record", cassette=cassette, upstream=api.url, api_key=key) as recorder:
+            ask(recorder)
+        recorded = cassette.read_bytes()
+        with ModelGateway(mode="live", cassette=cassette, upstream=api.url, api_key=key) as gateway:
+            reply = ask(gateway)
     assert reply.content[1].input["path"] == "/w/notes/hello.txt"
-    assert api.requests[0][0]["x-api-key"] == "sk-ant-live-key-1234567890"  # the real key replaced the agent's
-    assert list(tmp_path.iterdir()) == []
+    assert len(api.requests) == 2  # live asked upstream although the cassette holds this very request
+    assert api.requests[1][0]["x-api-key"] == key  # the real key replaced the agent's
+    assert [(e.source, e.interaction) for e in gateway.exchanges] == [("upstream", None)]
+    assert cassette.read_bytes() == recorded
+    assert [p.name for p in tmp_path.iterdir()] == ["live.yaml"]
 
 
 def test_auto_mode_records_what_is_missing_then_replays_offline(tmp_path):
@@ -191,8 +208,17 @@ def test_gateway_refuses_bad_arguments():
 
 
 def test_public_names_are_exported():
-    for name in pytest_controlplane.__all__:
-        assert getattr(pytest_controlplane, name) is not None
+    """Each public name is the class or function of that name, as defined in the module that owns it (not some
+    other object a lazy import table points at); `import *` gives exactly __all__; the version is the package's."""
+    for name in set(pytest_controlplane.__all__) - {"__version__"}:
+        exported = getattr(pytest_controlplane, name)
+        assert isinstance(exported, type | FunctionType), (name, exported)
+        assert exported.__name__ == name and exported.__module__.startswith("pytest_controlplane."), (name, exported)
+        assert getattr(sys.modules[exported.__module__], name) is exported, name
+    assert pytest_controlplane.__version__ == importlib.metadata.version("pytest-controlplane")
+    star: dict[str, object] = {}
+    exec("from pytest_controlplane import *", star)  # noqa: S102
+    assert set(star) - {"__builtins__"} == set(pytest_controlplane.__all__)
     assert {"ModelGateway", "ScriptedModel", "text", "tool_use", "World"} <= set(pytest_controlplane.__all__)
 
 
