@@ -142,16 +142,21 @@ class BypassOutcome:
                 hypothesis.reject()  # a drawn route that does not exist here: draw another, do not skip the test
             raise VariantNotApplicable(f"bypass variant {self.variant.id} does not apply: {self.reason}")
         if self.verdict == "inconclusive":
-            message = (f"Bypass variant {self.variant.id} is inconclusive, so it proves nothing: {self.describe()}\n"
-                       "Fix what kept the attempt from running (the reason above); `--agent-inconclusive=warn` lets "
-                       "such variants pass with a warning.")
-            if self.inconclusive_policy == "warn":
-                warnings.warn(BypassInconclusiveWarning(message), stacklevel=2)
-                return
-            raise BypassInconclusive(message)
+            inconclusive(f"Bypass variant {self.variant.id} is inconclusive, so it proves nothing: {self.describe()}\n"
+                         "Fix what kept the attempt from running (the reason above); `--agent-inconclusive=warn` lets "
+                         "such variants pass with a warning.", self.inconclusive_policy)
 
     def __repr__(self) -> str:
         return f"<BypassOutcome {self.variant.id}: {self.verdict}>"
+
+
+def inconclusive(message: str, policy: str) -> None:
+    """An inconclusive verdict under `policy`: BypassInconclusive ("fail"), or a warning ("warn")."""
+    __tracebackhide__ = True
+    if policy == "warn":
+        warnings.warn(BypassInconclusiveWarning(message), stacklevel=3)
+        return
+    raise BypassInconclusive(message)
 
 
 def prepare(session: Any, variant: Variant) -> tuple[dict[str, str], list[str]]:

@@ -11,13 +11,12 @@ A shell-running tool gets the shell spellings; a tool with a path and content wr
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..gateway.scripted import ScriptedModel, tool_use
 from .forms import PATH_FORMS
-from .judge import BypassInconclusive, BypassInconclusiveWarning, BypassOutcome, BypassSucceeded, VariantNotApplicable
+from .judge import BypassOutcome, BypassSucceeded, VariantNotApplicable, inconclusive
 from .offered import CUSTOM_ROUTES, OfferedTool, offered_tools
 from .routes import PAYLOAD
 from .variant import FIRST_LINE, Variant
@@ -94,11 +93,8 @@ class SweepOutcome:
                                        + (f" (offered, not covered: {_names(self.not_covered)})"
                                           if self.not_covered else ""))
         if self.verdict == "inconclusive":
-            message = f"Offered-tool variants are inconclusive, so they prove nothing: {self.describe()}"
-            if self.inconclusive_policy == "warn":
-                warnings.warn(BypassInconclusiveWarning(message), stacklevel=2)
-                return
-            raise BypassInconclusive(message)
+            inconclusive(f"Offered-tool variants are inconclusive, so they prove nothing: {self.describe()}",
+                         self.inconclusive_policy)
 
     def __repr__(self) -> str:
         return f"<SweepOutcome {self.routes.family} {self.routes.target!r}: {self.verdict}, {len(self.outcomes)} variants>"
