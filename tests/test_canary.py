@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import shell_agent
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_controlplane import Canary, find_leaks
@@ -66,7 +66,7 @@ LOOK = "{}, in escapes or unicode look-alikes (\\u, &#, %, NFKC, confusables)".f
 FRAGMENT = f"fragment ({MIN_FRAGMENT} characters of the secret)"
 # Names that are not the encoder's own: a canary's characters (0-9, a-z, -) never encode to + or / in base64, so
 # its urlsafe base64 is plain base64; full-width forms are found only once folded back to ASCII.
-RENAMED = {"base64url": "base64", "separated": SEP("raw"), "nfkc": LOOK("raw"), "fragment": FRAGMENT}
+RENAMED = {"base64url": "base64", "separated": SEP("raw"), "nfkc": LOOK("raw")}
 
 
 def _pad(encoded: str, draw) -> str:
@@ -81,10 +81,9 @@ def _wrap(encoded: str, draw) -> str:
 
 
 def _fragment(value: str, draw) -> str:
-    # MIN_FRAGMENT characters exactly: longer ones are misreported (test_a_longer_fragment_is_reported_at_its_length).
     secret = value[len(PREFIX):]
     start = draw(st.integers(0, len(secret) - MIN_FRAGMENT))
-    return secret[start:start + MIN_FRAGMENT]
+    return secret[start:start + draw(st.integers(MIN_FRAGMENT, len(secret) - start))]
 
 
 def _spared(secret: str) -> int:
@@ -110,6 +109,8 @@ def _named(encoding: str, value: str, around: tuple[bytes, bytes], form: str, st
     if encoding == "confusables":  # a fragment left in plain ASCII is the better find
         spared = _spared(value[len(PREFIX):])
         return f"fragment ({spared} characters of the secret)" if spared >= MIN_FRAGMENT else LOOK("raw")
+    if encoding == "fragment":
+        return f"fragment ({len(form)} characters of the secret)"
     return RENAMED.get(encoding, encoding)
 
 
@@ -166,7 +167,7 @@ def _on_surface(kind: str, content: str, tmp_path: Path, cuts: Iterable[int] = (
 TABLE_AROUND = (b"API_KEY=", b"\n")  # a .env line, encoded whole
 # The answers each encoder gets to its questions, in the order it asks them (the rest ask none).
 TABLE_DRAWS = {"case-folded": [True], "base64": [True, 0], "base64url": [False], "hex": [False],
-               "HTML entities": repeat(True), "separated": ["\u200b"], "fragment": [6]}
+               "HTML entities": repeat(True), "separated": ["\u200b"], "fragment": [6, MIN_FRAGMENT]}
 # What each form is called on a surface that holds the text as it is (this secret, ekx6rvy0tvqhgp9044k8t1i8, has
 # no 12 characters in a row free of a, c, e, o, p, x, y: its look-alike form leaves no fragment in plain ASCII)...
 TABLE = {"raw": "raw", "case-folded": "case-folded", "base64": "base64", "base64url": "base64", "base32": "base32",
@@ -233,9 +234,6 @@ def test_a_form_is_named_for_what_the_encoders_choice_and_the_surface_made_it(tm
     assert [(leak.surface, leak.encoding) for leak in leaks] == [(KIND[surface], name)]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="src bug: the scanner finds a fragment as 12-character windows that never overlap, so a "
-                          "longer one is reported as 12 characters, and the whole secret part as two leaks")
 @pytest.mark.parametrize("length", [13, 18, 24])
 def test_a_longer_fragment_is_reported_at_its_length(length):
     canary = Canary.mint("table", "API_KEY")
@@ -243,10 +241,6 @@ def test_a_longer_fragment_is_reported_at_its_length(length):
     assert [leak.encoding for leak in leaks] == [f"fragment ({length} characters of the secret)"]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="src bug: an escape that decodes to a line break (%0A, &#10;, \\u000a; YAML writes "
-                          "U+A0000-U+A0FFF as \\U000A....) puts one more line in the decoded view than the text has, "
-                          "so a leak found there after it is said to be on the next line, and named from that line")
 @pytest.mark.parametrize("escape", ["%0A", "&#10;", "\\u000a"])
 def test_an_escaped_line_break_does_not_move_a_leak_to_the_next_line(escape):
     canary = Canary.mint("table", "API_KEY")
@@ -261,7 +255,6 @@ AROUND = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_s
 # Between the surrounding text and the form: a combining mark right after the form, or a character that carries a
 # fragment on, would change what the form is (é is no longer e); that edge is not this property's.
 GLUE = st.sampled_from([" ", "\n", "\t", "=", ":", '"', "/"])
-ESCAPED_LINE_BREAK = re.compile(r"%0a|&#0*10(?!\d)|&#x0*a(?![0-9a-f])|\\u000a|\\x0a", re.IGNORECASE)
 
 
 @settings(derandomize=True, max_examples=400, deadline=None,
@@ -272,14 +265,10 @@ ESCAPED_LINE_BREAK = re.compile(r"%0a|&#0*10(?!\d)|&#x0*a(?![0-9a-f])|\\u000a|\\
 def test_every_encoding_on_every_surface_is_found(tmp_path, seed, encoding, surface, before, after, glue,
                                                   blob_around, data):
     canary = Canary.mint(seed, "API_KEY")
-    # A spared run longer than MIN_FRAGMENT is a longer fragment: misreported (see the xfail test above).
-    assume(encoding != "confusables" or _spared(canary.secret) <= MIN_FRAGMENT)
     form = ENCODERS[encoding](canary.value, blob_around, data.draw)
     content = before + glue[0] + form + glue[1] + after
     cuts = sorted(data.draw(st.lists(st.integers(0, len(content)), max_size=6)))
     sources, stored = _on_surface(surface, content, tmp_path, cuts)
-    # An escaped line break moves a leak found in the decoded view to the wrong line (see the xfail test above).
-    assume(not ESCAPED_LINE_BREAK.search(stored))
     leaks = canary.find(sources)
     assert [(leak.surface, leak.encoding) for leak in leaks] == \
         [(KIND[surface], _named(encoding, canary.value, blob_around, form, stored))], (form, stored)

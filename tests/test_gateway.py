@@ -6,6 +6,7 @@ import importlib.metadata
 import json
 import socket
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -21,6 +22,7 @@ import pytest_controlplane
 from pytest_controlplane import ModelGateway, ScriptedModel, text, tool_use
 from pytest_controlplane.config import resolve_mode
 from pytest_controlplane.errors import ConfigError
+from pytest_controlplane.gateway import wire
 from pytest_controlplane.gateway.normalize import Templater, match_key
 
 LONG_PATH = "/tmp/some/where/deep/workspace/notes/a-rather-long-file-name.txt"
@@ -94,6 +96,26 @@ def test_any_http_client_is_served_keep_alive_http_1_0_and_expect_continue():
             assert sock.recv(65536).startswith(b"HTTP/1.1 100 Continue\r\n")
             assert exchange(sock, body).startswith(b"HTTP/1.1 200 OK\r\n")
     assert [e.status for e in gateway.exchanges] == [200] * 4 and all(e.seconds > 0 for e in gateway.exchanges)
+
+
+def test_an_answer_the_client_stops_reading_is_named_not_waited_for_forever(monkeypatch):
+    """A client that stops reading a long answer: its time raises (saying so) and closing the gateway notes it, each
+    after ANSWER_WAIT, instead of hanging; once the client goes, the server thread ends."""
+    monkeypatch.setattr(wire, "ANSWER_WAIT", 0.2)
+    body = json.dumps({"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "go"}]}).encode()
+    with ModelGateway(mode="script", script=ScriptedModel([text("x" * 8_000_000)])) as gateway:
+        client = socket.socket()
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        client.connect(("127.0.0.1", int(gateway.base_url.rsplit(":", 1)[1])))
+        client.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        deadline = time.monotonic() + 30
+        while not gateway.exchanges and time.monotonic() < deadline:  # the answer is made before it is sent
+            time.sleep(0.01)
+        with pytest.raises(TimeoutError, match="POST /v1/messages 0.2 s later.*stopped reading"):
+            gateway.exchanges[0].seconds
+    assert gateway.exchanges[0].notes == ["still being sent 0.2 s after the gateway closed (the client stopped reading)"]
+    client.close()
+    assert gateway.exchanges[0].served.wait(30), "the server thread did not end when its client went away"
 
 
 def test_templating_joins_split_deltas_and_round_trips():

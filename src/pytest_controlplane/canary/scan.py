@@ -17,7 +17,7 @@ import unicodedata
 from urllib.parse import unquote_to_bytes
 from dataclasses import dataclass
 
-from .needles import ALNUM, DEFAULT_MIN_FRAGMENT, NOT_ALNUM, Needle, needles_for
+from .needles import ALNUM, DEFAULT_MIN_FRAGMENT, NOT_ALNUM, Needle, needles_for, squeeze
 
 # Latin look-alikes from other scripts that NFKC leaves alone (the common ones of Unicode's confusables list).
 _LOOK_ALIKES = {
@@ -70,6 +70,9 @@ class Scanner:
         from ahocorasick_rs import MATCHKIND_LEFTMOST_LONGEST, BytesAhoCorasick, Implementation
 
         self.values = values
+        # A fragment is found as windows of `min_fragment` characters; a find is extended as far as the secret goes.
+        self._secrets = {"lower": [secret.encode().lower() for _, secret in values],
+                         "squeezed": [squeeze(secret.encode()) for _, secret in values]}
         needles = needles_for(values, min_fragment)
         self._lower = [n for n in needles if n.view == "lower"]
         self._squeezed = [n for n in needles if n.view == "squeezed"]
@@ -85,16 +88,19 @@ class Scanner:
         hits: list[tuple[int, Hit]] = []
         for index, start, end in self._lower_search.find_matches_as_indexes(lower):
             needle = self._lower[index]
+            end = self._extended(needle, "lower", lower, start, end)
             hits.append((_rank(needle, "lower"), Hit(needle.canary, self._exact(needle, data[start:end]), start, end)))
         decoding = (not data.isascii() or b"\\u" in lower or b"\\x" in lower or b"&#" in lower
                     or (b"%" in lower and _PERCENT.search(lower)))
         view = _decoded(lower) if decoding else _spaced(lower)
-        found = self._squeezed_search.find_matches_as_indexes(view.translate(None, NOT_ALNUM))
+        squeezed = view.translate(None, NOT_ALNUM)
+        found = self._squeezed_search.find_matches_as_indexes(squeezed)
         if found:
             positions = _SqueezeMap(view)
             lines = _Lines(data, view) if decoding else None
             for index, start, end in found:
                 needle = self._squeezed[index]
+                end = self._extended(needle, "squeezed", squeezed, start, end)
                 first, last = positions.original(start), positions.original(end - 1) + 1
                 if lines is None:
                     hits.append((_rank(needle, "squeezed"), Hit(needle.canary, _separated(needle.encoding), first, last)))
@@ -112,6 +118,21 @@ class Scanner:
                 else:
                     hits.append((_rank(needle, "unicode"), Hit(needle.canary, _unicode(needle.encoding), begin, stop)))
         return _merge(hits)
+
+    def _extended(self, needle: Needle, view: str, text: bytes, start: int, end: int) -> int:
+        """The end of a fragment found at text[start:end], continued as far as the text goes on with the secret
+        (the search reports windows that never overlap: a 24-character fragment would be two 12-character ones)."""
+        if needle.encoding != "fragment":
+            return end
+        secret, window, longest = self._secrets[view][needle.canary], text[start:end], end
+        at = secret.find(window)
+        while at != -1:
+            stop = end
+            while stop < len(text) and at + stop - start < len(secret) and text[stop] == secret[at + stop - start]:
+                stop += 1
+            longest = max(longest, stop)
+            at = secret.find(window, at + 1)
+        return longest
 
     def _exact(self, needle: Needle, found: bytes) -> str:
         if needle.encoding == "raw" and found != self.values[needle.canary][0].encode():
@@ -171,8 +192,14 @@ def _spaced(lower: bytes) -> bytes:
 
 
 def _decoded(lower: bytes) -> bytes:
-    """`\\uXXXX`, `&#...;` and `%XX` decoded, non-ASCII through NFKC and the look-alike table, lowercased."""
-    decoded = _spaced(lower)
+    """`\\uXXXX`, `&#...;` and `%XX` decoded, non-ASCII through NFKC and the look-alike table, lowercased; line by
+    line, so that the view has the lines of the text (an escaped line break, `%0A`, is not a line of its own)."""
+    return b"\n".join(_decoded_line(line) for line in _spaced(lower).split(b"\n"))
+
+
+def _decoded_line(decoded: bytes) -> bytes:
+    if decoded.isascii() and not any(mark in decoded for mark in (b"\\u", b"\\x", b"&#", b"%")):
+        return decoded
     if b"\\u" in decoded or b"\\x" in decoded:
         decoded = _ESCAPE.sub(lambda m: _unescaped(m.group(1) or m.group(2)), decoded)
     if b"&#" in decoded:
@@ -180,7 +207,7 @@ def _decoded(lower: bytes) -> bytes:
     if b"%" in decoded:
         decoded = unquote_to_bytes(decoded)
     # Runs of non-ASCII characters go through the codec's error handler (_fold); ASCII is copied as is.
-    return decoded.decode("utf-8", "replace").encode("ascii", _FOLD).lower()
+    return decoded.decode("utf-8", "replace").encode("ascii", _FOLD).lower().replace(b"\n", b" ")
 
 
 class _Lines:

@@ -22,6 +22,7 @@ from .backends import DEFAULT_UPSTREAM, REPLAY_ADVICE, CassetteBackend, ScriptBa
 from .handler import Handler, Server
 from .normalize import Templater
 from .scripted import ScriptedModel
+from . import wire
 from .wire import Exchange, ModelRequest, api_error, header_value, json_response
 from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
@@ -130,7 +131,9 @@ class ModelGateway:
             self._server.server_close()
             self._server = None
             for exchange in list(self.exchanges):  # answers still going out: their threads finish first
-                exchange.served.wait(10)
+                if not exchange.served.wait(wire.ANSWER_WAIT):
+                    exchange.notes.append(f"still being sent {wire.ANSWER_WAIT:g} s after the gateway closed "
+                                          "(the client stopped reading)")
         if self._backend is not None:
             self._backend.close(save=save and not self.problems)
 

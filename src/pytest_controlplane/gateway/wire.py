@@ -91,6 +91,9 @@ class ModelRequest:
         return ""
 
 
+ANSWER_WAIT = 10.0  # seconds a reader of an exchange waits for the server thread still sending its answer
+
+
 @dataclass
 class Exchange:
     """A request and what the gateway answered, with where the answer came from."""
@@ -109,7 +112,9 @@ class Exchange:
     def seconds(self) -> float:
         """The gateway's own time: from the request line in to the last byte of the answer out.  Waits (up to
         10 s) for a server thread still sending it."""
-        self.served.wait(10)
+        if not self.served.wait(ANSWER_WAIT):
+            raise TimeoutError(f"The gateway was still sending its answer to {self.request.method} {self.request.path} "
+                               f"{ANSWER_WAIT:g} s later, so it has no time for it yet: the client stopped reading.")
         return self._seconds
 
     def finish(self, seconds: float) -> None:
