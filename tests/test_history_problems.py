@@ -893,3 +893,20 @@ def test_a_store_that_drops_older_messages_on_save_is_reported_as_lost_entries(p
         "resume"])
     plain = result.stdout.str().split("test_windowed.py")[0]
     assert "lost-entry" not in plain
+
+
+def test_check_history_takes_a_path_or_messages_and_says_so_for_merged_entries(tmp_path):
+    """The entries `read_transcript` gives (what agent_session.history holds for a transcript) are not messages:
+    checking them would report nonsense, so it is refused with what to pass instead; the path itself is checked,
+    with non-ASCII text read as UTF-8."""
+    from pytest_controlplane.history.transcript import read_transcript
+
+    path = tmp_path / "t.jsonl"
+    lines = _basic(VERSIONS[-1])
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    entries = read_transcript(path)
+    with pytest.raises(TypeError) as raised:
+        check_history(entries)
+    assert str(raised.value) == ("check_history takes the transcript's path (agent_session.transcript_path()) or a "
+                                 "messages list, not merged transcript entries.")
+    assert check_history(path) == [] and check_history(str(path)) == []
