@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from pytest_controlplane import Canary, find_leaks
 from pytest_controlplane.canary import Surface
+from pytest_controlplane.errors import ConfigError
 from claude_agent_sdk import AssistantMessage, TextBlock
 
 from pytest_controlplane.canary.surfaces import exchange_surfaces, message_surface
@@ -365,6 +366,7 @@ def test_the_fixture_finds_leaks_on_the_surfaces_they_reach(canary_suite):
     ])
     report = [line for line in result.stdout.lines if line.startswith("E ")]
     assert report and not any("cp-canary-" in line for line in report)
+    assert "def assert_not_leaked" not in result.stdout.str()  # the failure points at the test, not at our code
 
 
 def test_the_fixture_stays_quiet_when_the_control_plane_holds(canary_suite, pytester):
@@ -445,3 +447,82 @@ def test_it(canary_secret):
 def test_surface_json_locations_are_paths_into_the_document():
     surface = Surface.from_json("request", "request #1", {"messages": [{"content": [{"text": "a"}, {"text": "b"}]}]})
     assert surface.locate(surface.data.index(b"b")) == "messages[0].content[1].text"
+
+
+# --- the Canary API: siblings, planting, allowing, redacting ------------------------------------------------------
+
+def test_a_sibling_is_derived_from_the_test_and_its_name_and_keeps_the_families_settings():
+    first = Canary.mint("tests/test_x.py::test_it", "API_KEY", min_fragment=20)
+    sibling = first("DB_PASSWORD")
+    assert sibling.value == Canary.mint("tests/test_x.py::test_it", "DB_PASSWORD").value != first.value
+    assert sibling.min_fragment == 20 and sibling.plantings is first.plantings and first.family == [first, sibling]
+    assert first("TOKEN", prefix="sk-").value.startswith("sk-") and first("OTHER").value.startswith(PREFIX)
+    drawn = Canary.mint("tests/test_x.py::test_it", "API_KEY", pinned=False)
+    assert drawn("DB_PASSWORD").value != sibling.value  # an unpinned family draws its siblings too...
+    assert drawn("PINNED", pinned=True).value == Canary.mint("tests/test_x.py::test_it", "PINNED").value  # ...unless
+    with pytest.raises(ConfigError) as raised:
+        first("DB_PASSWORD")
+    assert str(raised.value).startswith("This test already has a canary named 'DB_PASSWORD'; give each one its own")
+
+
+def test_planting_puts_the_value_where_it_is_asked_and_the_planted_file_is_allowed(tmp_path):
+    from pytest_controlplane.canary.canary import CanaryLeaked, Plantings
+
+    canary = Canary.mint("plant", "API_KEY", plantings=Plantings(workspace=tmp_path))
+    assert canary.text() == canary.value and canary.text("k={canary}") == f"k={canary.value}"
+    env: dict[str, str] = {}
+    assert canary.plant_env("TOKEN", env) == canary.value
+    assert env == {"TOKEN": canary.value} and canary.plantings.env == {}
+    planted = canary.plant_file("deep/er/.env")  # missing directories are made
+    assert planted == tmp_path / "deep/er/.env" and planted.read_text() == f"API_KEY={canary.value}\n"
+    (tmp_path / "link").symlink_to(tmp_path / "deep")
+    canary.assert_not_leaked(planted, tmp_path / "link/er/.env")  # the planted file, by any name: the test's own
+    copy = tmp_path / "copy.env"
+    copy.write_text(planted.read_text())
+    with pytest.raises(CanaryLeaked) as raised:
+        canary.assert_not_leaked(planted, copy)
+    assert raised.value.leaks == canary.find(copy) and len(raised.value.leaks) == 1
+
+
+def test_allow_takes_kinds_and_paths_relative_to_the_workspace_or_absolute(tmp_path, monkeypatch):
+    from pytest_controlplane.canary.canary import CanaryLeaked, Plantings
+
+    workspace, elsewhere = tmp_path / "workspace", tmp_path / "elsewhere"
+    (workspace / "sub").mkdir(parents=True)
+    (elsewhere / "sub").mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)
+    canary = Canary.mint("allow", "API_KEY", plantings=Plantings(workspace=workspace))
+    leaked = workspace / "sub" / "out.txt"
+    leaked.write_text(canary.value)
+    (elsewhere / "sub" / "out.txt").write_text("decoy")
+    canary.assert_not_leaked(leaked, allow=["sub/out.txt"])
+    canary.assert_not_leaked(leaked, allow=[leaked])
+    canary.assert_not_leaked(leaked, allow=["file"])
+    for wrong in (["sub/other.txt"], ["elsewhere/sub/out.txt"], ["text"]):
+        with pytest.raises(CanaryLeaked):
+            canary.assert_not_leaked(leaked, allow=wrong)
+    # With no workspace, a relative path is the current directory's.
+    loose = Canary.mint("allow", "API_KEY")
+    (elsewhere / "sub" / "out.txt").write_text(loose.value)
+    loose.assert_not_leaked(elsewhere / "sub" / "out.txt", allow=["sub/out.txt"])
+    with pytest.raises(CanaryLeaked):
+        loose.assert_not_leaked(leaked, allow=["sub/out.txt"])
+
+
+def test_a_report_never_shows_a_value_even_in_a_file_name(tmp_path):
+    from pytest_controlplane.canary.canary import CanaryLeaked
+
+    canary = Canary.mint("redact", "API_KEY")
+    named = tmp_path / f"{canary.value}.txt"
+    named.write_text(canary.value)
+    with pytest.raises(CanaryLeaked) as raised:
+        canary.assert_not_leaked(named)
+    assert canary.value not in str(raised.value) and f"/«canary».txt, line 1" in str(raised.value)
+
+
+def test_find_leaks_knows_the_public_prefix_and_the_fragment_length():
+    canary = Canary.mint("find", "API_KEY")
+    assert find_leaks(canary.value, f"see {PREFIX}{canary.secret[:3]} here") == []  # 13 characters, 3 secret
+    assert [leak.encoding for leak in find_leaks(canary.value, canary.secret[:14])] == \
+        ["fragment (14 characters of the secret)"]
+    assert find_leaks(canary.value, canary.secret[:14], min_fragment=16) == []

@@ -109,6 +109,20 @@ def test_blank_lines_crlf_and_no_final_newline_are_not_corrupt(tmp_path, version
     assert _check(tmp_path, spaced, end="", newline="\r\n") == []
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+def test_problems_after_a_blank_line_a_line_without_uuid_or_a_torn_line_are_still_found_and_come_in_line_order(
+        tmp_path, version):
+    """Reading goes on past what it skips: a blank line, a bookkeeping line (no uuid) and a torn line early on,
+    then a duplicated entry near the end.  Problems are listed by line, whatever their kind."""
+    name, kind = BOOKKEEPING[version]
+    bookkeeping = _lines(name)[_index(_lines(name), lambda e: e.get("type") == kind)]
+    lines = _basic(version)
+    use = _index(lines, _is_tool_use, last=True)
+    lines.insert(use + 1, lines[use])  # duplicate-uuid at use + 2
+    lines[1:1] = ["", bookkeeping, '{"type": "user", "mess']  # corrupt-line at 4; everything after moves by 3
+    assert _found(_check(tmp_path, lines)) == [("corrupt-line", 4, "error"), ("duplicate-uuid", use + 5, "error")]
+
+
 # --- duplicate-uuid -----------------------------------------------------------------------------------------------
 
 
@@ -176,7 +190,8 @@ def test_a_line_dropped_from_a_subagent_sidechain_is_only_a_warning(tmp_path, ve
     uuid = _entry(lines.pop(dropped))["uuid"]
     problems = _check(tmp_path, lines)
     assert [(p.kind, p.severity) for p in problems] == [("broken-parent", "warning")]
-    assert f"parentUuid {uuid} is not in this sidechain" in problems[0].message
+    assert problems[0].message == (f"parentUuid {uuid} is not in this sidechain (CLI 2.0.x leaves a subagent's "
+                                   "unsaved hook messages out; resume does not follow sidechains)")
 
 
 # --- reordered ----------------------------------------------------------------------------------------------------
@@ -190,7 +205,8 @@ def test_an_entry_written_before_its_parent_is_reordered(tmp_path, version):
     lines[prompt], lines[prompt + 1] = lines[prompt + 1], lines[prompt]
     [problem] = _check(tmp_path, lines)
     assert (problem.kind, problem.line, problem.severity) == ("reordered", prompt + 1, "warning")
-    assert f"comes later, at line {prompt + 2}" in problem.message
+    assert problem.message == (f"its parent {_entry(lines[prompt + 1])['uuid']} comes later, at line {prompt + 2} "
+                               "(resume follows parentUuid, so this alone loses nothing)")
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -230,6 +246,17 @@ def test_a_compaction_that_lost_its_logical_parent_is_a_second_root(tmp_path, ve
     [problem] = _check(tmp_path, lines)
     assert (problem.kind, problem.line, problem.severity) == ("second-root", boundary + 1, "error")
     assert problem.message.startswith(f"a second entry without parent (the first is at line {first + 1})")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_compaction_whose_logical_parent_is_not_in_the_file_is_a_second_root(tmp_path, version):
+    """The link back names an entry no line has: the boundary starts a second conversation all the same."""
+    lines = _lines(f"claude-code-{version}-compact.jsonl")
+    boundary = _index(lines, lambda e: e.get("subtype") == "compact_boundary")
+    entry = _entry(lines[boundary])
+    entry["logicalParentUuid"] = "00000000-0000-4000-8000-000000000000"
+    lines[boundary] = json.dumps(entry)
+    assert _found(_check(tmp_path, lines)) == [("second-root", boundary + 1, "error")]
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -399,6 +426,17 @@ def test_a_real_resume_loses_no_entry(version):
     after = _basic(version)
     before = after[:_index(after, _is_prompt, last=True)]
     assert lost_entries(before, after) == []
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_an_entry_after_a_torn_line_is_still_counted_before_the_crash(version):
+    """The file before the crash has a torn line in the middle: the entries after it still count."""
+    before = _basic(version)
+    use = _index(before, _is_tool_use, last=True)
+    after = before[:use] + before[use + 1:]
+    before.insert(1, before[1][:20])
+    [problem] = lost_entries(before, after)
+    assert (problem.kind, problem.line) == ("lost-entry", use + 2)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
