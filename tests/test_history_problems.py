@@ -219,7 +219,8 @@ def test_a_tool_result_written_before_its_tool_use_is_reordered(tmp_path, versio
     problems = _check(tmp_path, lines)
     assert {(p.kind, p.severity) for p in problems} == {("reordered", "warning")}
     use_id = _blocks(_entry(lines[use + 1]), "tool_use")[0]["id"]
-    assert f"tool_result for {use_id} comes before its tool_use (line {use + 2})" in [p.message for p in problems]
+    assert (use + 1, f"tool_result for {use_id} comes before its tool_use (line {use + 2})") in \
+        [(p.line, p.message) for p in problems]
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -948,3 +949,46 @@ def test_check_history_takes_a_path_or_messages_and_says_so_for_merged_entries(t
     assert str(raised.value) == ("check_history takes the transcript's path (agent_session.transcript_path()) or a "
                                  "messages list, not merged transcript entries.")
     assert check_history(path) == [] and check_history(str(path)) == []
+
+
+# --- read_transcript: the entries a check and agent_session.history are built from ---------------------------------
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_read_transcript_merges_the_lines_of_one_assistant_message_and_numbers_entries_by_line(tmp_path, version):
+    """The CLI writes one assistant message with two blocks (a text, then the parallel tool calls) as lines sharing
+    `message.id`: one entry at the first line's number, holding every block in order and both uuids.  Blank lines
+    count in the numbering; a user line never merges."""
+    from pytest_controlplane.history.transcript import read_transcript
+
+    lines = _basic(version)
+    raw = [_entry(line) for line in lines]
+    ids = [e["message"].get("id") if e.get("type") == "assistant" else None for e in raw]
+    twice = next(i for i, message_id in enumerate(ids) if message_id and ids.count(message_id) == 2)
+    again = ids.index(ids[twice], twice + 1)
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(["", *lines]) + "\n", encoding="utf-8")  # a blank first line: entries start at 2
+    entries = read_transcript(path)
+    assert len(entries) == len(lines) - 1
+    assert [e["line"] for e in entries] == [n + 2 for n in range(len(lines)) if n != again]
+    merged = entries[twice]
+    assert merged["message"]["content"] == raw[twice]["message"]["content"] + raw[again]["message"]["content"]
+    assert merged["uuids"] == [raw[twice]["uuid"], raw[again]["uuid"]]
+    assert all("uuids" not in e for i, e in enumerate(entries) if i != twice)
+    assert [e.get("uuid") for e in entries] == [e.get("uuid") for i, e in enumerate(raw) if i != again]
+    # A user line with the same message id as an assistant line's stays an entry of its own.
+    user = next(i for i, e in enumerate(raw) if e.get("type") == "user" and isinstance(e.get("message"), dict))
+    raw[user]["message"]["id"] = ids[twice]
+    path.write_text("\n".join(json.dumps(e) for e in raw) + "\n", encoding="utf-8")
+    assert len(read_transcript(path)) == len(lines) - 1
+
+
+def test_read_transcript_says_when_there_is_no_transcript(tmp_path):
+    from pytest_controlplane.errors import ControlPlaneError
+    from pytest_controlplane.history.transcript import read_transcript
+
+    with pytest.raises(ControlPlaneError) as raised:
+        read_transcript(tmp_path / "nope.jsonl")
+    assert str(raised.value).startswith(f"No transcript at {tmp_path / 'nope.jsonl'}.")
+    assert raised.value.hint == ("The agent saved no session there: did the run reach the model, and is this the "
+                                 "session id it reported?")
