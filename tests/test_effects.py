@@ -353,3 +353,28 @@ def test_copy(agent_session, shell):
         "*route: hardlink backup.env (the same inode as .env at the start); the write gave it a new inode, so .env's "
         "own bytes are unchanged; the call named it `backup.env`",
     ])
+
+
+def test_the_snapshot_api_lists_what_changed_in_path_order_as_the_docstring_shows(tmp_path):
+    """`snapshot` and `changes_to` as a library (no agent): created, modified, deleted, re-moded, each in words;
+    once attributed, a change says where it is shown and during which call."""
+    import dataclasses
+
+    from pytest_controlplane import snapshot
+
+    for name, text in (("keep.txt", "a\n"), ("gone.txt", "x\n"), ("edit.txt", "1\n")):
+        (tmp_path / name).write_text(text)
+        (tmp_path / name).chmod(0o644)  # whatever the umask
+    before = snapshot(tmp_path)
+    (tmp_path / "gone.txt").unlink()
+    (tmp_path / "edit.txt").write_text("22\n")
+    (tmp_path / "new.txt").write_text("n\n")
+    (tmp_path / "keep.txt").chmod(0o600)
+    changes = before.changes_to(snapshot(tmp_path, contents=before.contents))
+    assert [str(change) for change in changes] == [
+        f"{tmp_path}/edit.txt: modified (content changed, 2 → 3 bytes)",
+        f"{tmp_path}/gone.txt: deleted (file deleted)",
+        f"{tmp_path}/keep.txt: mode_changed (mode 0644 → 0600)",
+        f"{tmp_path}/new.txt: created (new file, 2 bytes)"]
+    shown = dataclasses.replace(changes[0], shown_as="edit.txt", during="Bash call #1 (`echo 22 > edit.txt`)")
+    assert str(shown) == "edit.txt: modified (content changed, 2 → 3 bytes) during Bash call #1 (`echo 22 > edit.txt`)"
