@@ -401,6 +401,8 @@ def test_everywhere(agent_session, canary_secret, scripted_model):
         text("the token ends in " + canary_secret.secret[-14:])])
     agent_session.run("Spread the token.")
     os.remove(agent_session.workspace / "later.txt")  # gone since: the version the snapshot kept is scanned
+    assert [leak.surface for leak in canary_secret.find(agent_session)] == [
+        "request", "request", "response", "stdout", "stderr", "file", "file", "session store"]
     canary_secret.assert_not_leaked(agent_session)
 
 

@@ -110,17 +110,19 @@ def test_blank_lines_crlf_and_no_final_newline_are_not_corrupt(tmp_path, version
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_problems_after_a_blank_line_a_line_without_uuid_or_a_torn_line_are_still_found_and_come_in_line_order(
-        tmp_path, version):
-    """Reading goes on past what it skips: a blank line, a bookkeeping line (no uuid) and a torn line early on,
-    then a duplicated entry near the end.  Problems are listed by line, whatever their kind."""
+def test_problems_after_a_blank_line_or_a_line_without_uuid_are_still_found_and_come_in_line_order(tmp_path, version):
+    """Reading goes on past what it skips: a blank line and a bookkeeping line (no uuid) early on, then a duplicated
+    entry, then a torn last line.  Problems are listed by line, whatever their kind (corrupt-line sorts first by
+    name, yet comes last here)."""
     name, kind = BOOKKEEPING[version]
     bookkeeping = _lines(name)[_index(_lines(name), lambda e: e.get("type") == kind)]
     lines = _basic(version)
-    use = _index(lines, _is_tool_use, last=True)
-    lines.insert(use + 1, lines[use])  # duplicate-uuid at use + 2
-    lines[1:1] = ["", bookkeeping, '{"type": "user", "mess']  # corrupt-line at 4; everything after moves by 3
-    assert _found(_check(tmp_path, lines)) == [("corrupt-line", 4, "error"), ("duplicate-uuid", use + 5, "error")]
+    use = _index(lines, _is_tool_use)
+    lines.insert(use + 1, lines[use])  # duplicate-uuid at line use + 2
+    lines[1:1] = ["", bookkeeping]  # everything after the first line moves down by 2
+    lines.append('{"type": "user", "mess')
+    assert _found(_check(tmp_path, lines)) == [("duplicate-uuid", use + 4, "error"),
+                                               ("corrupt-line", len(lines), "error")]
 
 
 # --- duplicate-uuid -----------------------------------------------------------------------------------------------
@@ -526,6 +528,20 @@ def test_a_transcript_entry_among_the_messages_is_a_bad_role(version):
     [problem] = check_history(messages)
     assert (problem.kind, problem.where) == ("bad-role", f"message #{prompt}")
     assert problem.message == f"not a message: {str(messages[prompt])[:80]}"
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_message_missing_its_role_or_its_content_is_a_bad_role_and_the_check_reads_on(version):
+    """{"role"} alone and {"content"} alone are not messages; the problems after them (and after a duplicated
+    message) are still found."""
+    messages = _api_messages(version)
+    answer = _message_index(messages, lambda m: m["role"] == "assistant", last=True)
+    messages.insert(answer + 1, copy.deepcopy(messages[answer]))
+    messages[1:1] = [{"role": "user"}, {"content": "hi"}]
+    messages.append({"role": "user"})
+    assert [(p.kind, p.where) for p in check_history(messages)] == [
+        ("bad-role", "message #1"), ("bad-role", "message #2"), ("duplicate-message", f"message #{answer + 3}"),
+        ("bad-role", f"message #{len(messages) - 1}")]
 
 
 @pytest.mark.parametrize("version", VERSIONS)
