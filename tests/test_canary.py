@@ -435,6 +435,43 @@ def test_every_surface_of_a_session_is_scanned_once_and_named(pytester, monkeypa
     ], consecutive=True)
 
 
+LOOP_SESSION = '''
+import pytest
+from pytest_controlplane import LoopAgent, text, tool_use
+
+
+def tools(workspace):
+    return {"system": "", "tools": [{"name": "read_file", "description": "Read a file.", "input_schema": {
+        "type": "object"}}], "tool_impls": {"read_file": lambda path: (workspace / path).read_text()}}
+
+
+@pytest.fixture
+def agent():
+    return LoopAgent(tools)
+
+
+def test_loop(agent_session, canary_secret, scripted_model):
+    canary_secret.plant_file(".env")
+    scripted_model([tool_use("read_file", {"path": ".env"}), text("done")])
+    agent_session.run("Read the env file.")
+    canary_secret.assert_not_leaked(agent_session)
+'''
+
+
+def test_an_in_process_agents_messages_and_session_store_are_scanned(pytester):
+    """A LoopAgent's run: the messages it returns (the SDK's stream, for the Claude agent) and the session store it
+    saves hold the file it read, besides the next request."""
+    pytester.makepyfile(test_loop=LOOP_SESSION)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*CanaryLeaked: Canary canary_secret leaked to 3 place(s):",
+        "*request #2, messages?2?.content?0?.content: canary_secret canary, raw — API_KEY=«canary_secret canary»⏎",
+        "*SDK message #3 (dict), content?0?.content: canary_secret canary, raw — API_KEY=«canary_secret canary»⏎",
+        "*session store *.json, line *: canary_secret canary, raw *",
+    ], consecutive=True)
+
+
 def test_plant_file_needs_a_workspace_for_a_relative_path(pytester):
     pytester.makepyfile('''
 def test_it(canary_secret):
