@@ -378,3 +378,33 @@ def test_the_snapshot_api_lists_what_changed_in_path_order_as_the_docstring_show
         f"{tmp_path}/new.txt: created (new file, 2 bytes)"]
     shown = dataclasses.replace(changes[0], shown_as="edit.txt", during="Bash call #1 (`echo 22 > edit.txt`)")
     assert str(shown) == "edit.txt: modified (content changed, 2 → 3 bytes) during Bash call #1 (`echo 22 > edit.txt`)"
+
+
+def test_allowed_paths_name_the_home_and_directories_and_the_failure_lists_each_other_change(shell_suite):
+    """assert_only_written and assert_unchanged_outside take paths relative to the workspace or under ~; the
+    directories made on the way to an allowed file are allowed with it, a mode change of one is not; the failure
+    names what was allowed and lists every other change."""
+    result = shell_suite('''
+def test_only(agent_session, shell):
+    (agent_session.workspace / "d").mkdir()
+    (agent_session.workspace / "d").chmod(0o755)
+    shell("mkdir -p d/e && echo 1 > d/e/f && echo 2 > ~/notes.txt", "echo 3 > b.txt && echo 4 > c.txt")
+    agent_session.effects.assert_only_written(["d/e/f", "~/notes.txt", "b.txt", "c.txt"])
+    shell("chmod 700 d")
+    agent_session.effects.assert_only_written(["d/e/f", "~/notes.txt", "b.txt", "c.txt"])
+
+
+def test_outside(agent_session, shell):
+    shell("mkdir -p sub ~/keep && echo 1 > sub/x && echo 2 > ~/keep/y && echo 3 > ~/other && echo 4 > ~/more")
+    agent_session.effects.assert_unchanged_outside("sub", "~/keep")
+''')
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([
+        "E   *EffectViolation: The agent changed 1 path(s) besides d/e/f, ~/notes.txt, b.txt, c.txt:",
+        "E *  run 2 during Bash call #3 (`chmod 700 d`): d mode_changed (mode 0755 → 0700)",
+    ], consecutive=True)
+    result.stdout.fnmatch_lines([
+        "E   *EffectViolation: The agent changed 2 path(s) outside sub, ~/keep:",
+        "E *  run 1 during Bash call #1 (*): ~/more created (new file, 2 bytes)",
+        "E *  run 1 during Bash call #1 (*): ~/other created (new file, 2 bytes)",
+    ], consecutive=True)
