@@ -1008,3 +1008,17 @@ def test_read_transcript_says_when_there_is_no_transcript(tmp_path):
     assert str(raised.value).startswith(f"No transcript at {tmp_path / 'nope.jsonl'}.")
     assert raised.value.hint == ("The agent saved no session there: did the run reach the model, and is this the "
                                  "session id it reported?")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_tool_calls_a_resume_must_show_the_model_are_read_from_the_transcript(version):
+    """After a crash, the first request of the resume must carry every stored tool_use id (else
+    model-missed-history): they are read off the transcript's lines, in order, past a torn one."""
+    from pytest_controlplane.crash import tool_use_ids
+
+    lines = _basic(version)
+    expected = [b["id"] for line in lines for b in _blocks(_entry(line), "tool_use")]
+    assert len(expected) >= 3
+    assert tool_use_ids(lines[:2] + ['{"type": "assistant", "mess'] + lines[2:], "jsonl") == expected
+    messages = _api_messages(version)
+    assert tool_use_ids(messages, "json") == expected and tool_use_ids(None, "jsonl") == []
