@@ -16,7 +16,9 @@ BaseException that no `except Exception` swallows.
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,8 +83,11 @@ class Crasher:
         if self._reached("stream"):
             self.session.gateway.interruptions[request.index] = self.session._kill_agent
 
-    def on_tool(self, in_process: bool) -> None:
+    def on_tool(self, in_process: bool, settle: Callable[[], None] | None = None) -> None:
+        """`settle`: called before the kill, to wait until the agent has recorded the call."""
         if self._reached("tool"):
+            if settle is not None:
+                settle()
             self.session._kill_agent()
             if in_process:
                 raise SimulatedCrash(str(self.point))
@@ -137,6 +142,17 @@ class CrashReport:
         if self.inconsistent:
             raise HistoryInconsistent(f"{len(self.inconsistent)} crash point(s) did not resume to one consistent "
                                       f"history.\n{self}")
+
+
+def wait_until_recorded(world: Any, tool_use_id: str, seconds: float = 10.0) -> None:
+    """A crash inside a tool's hooks comes after the Claude Code CLI has recorded the call: it appends the tool_use
+    line to its transcript on its own time (measured: at times not yet, on a loaded machine), so wait for the line."""
+    needle, deadline = tool_use_id.encode(), time.monotonic() + seconds
+    projects = world.config_dir / "projects"
+    while not any(needle in path.read_bytes() for path in projects.rglob("*.jsonl")):
+        if time.monotonic() > deadline:
+            return  # killed all the same: the report shows what was stored
+        time.sleep(0.01)
 
 
 def stored_history(session: Any, session_id: str) -> tuple[list[str] | list[dict[str, Any]] | None, str]:

@@ -70,7 +70,9 @@ class AgentSession:
         """ClaudeAgent's own hooks: snapshot around each tool call, and stop the run there in a crash test."""
         self.effects.checkpoint(kind, ref, call)
         if kind == "pre" and self._crasher is not None:
-            self._crasher.on_tool(in_process=False)
+            from .crash import wait_until_recorded
+
+            self._crasher.on_tool(in_process=False, settle=lambda: wait_until_recorded(self.world, str(ref)))
 
     def _kill_agent(self) -> None:
         """SIGKILL every process of this world (the CLI, a command agent, the tools they started)."""
