@@ -59,6 +59,20 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
                         "monkeypatch.setenv / monkeypatch.delenv, which undo themselves.", pytrace=False)
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--inner-workers", type=int, default=2,
+                     help="xdist workers of the suites the tests run through pytester when the worker count does not "
+                          "matter (0: in the test's own process, as `make mutate` needs: a worker imports the package, "
+                          "not the mutant)")
+
+
+@pytest.fixture
+def inner_workers(request: pytest.FixtureRequest) -> list[str]:
+    """pytester arguments for --inner-workers."""
+    count = request.config.getoption("--inner-workers")
+    return ["-n", str(count)] if count else []
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under `make mutate` (mutmut sets MUTANT_UNDER_TEST to the mutant's name), a mutant's tests run fastest first,
     by the times mutmut measured: with `-x`, a killed mutant costs its fastest failing test, not its slowest."""
