@@ -395,7 +395,8 @@ def test_everywhere(agent_session, canary_secret, scripted_model):
     canary_secret.plant_env("SERVICE_TOKEN")
     scripted_model([
         tool_use("Bash", {"command": "echo $SERVICE_TOKEN | rev"}),  # its output: the next request, the agent's log
-        tool_use("Bash", {"command": "echo $SERVICE_TOKEN | base64 > out.txt; echo $SERVICE_TOKEN > later.txt; "
+        tool_use("Bash", {"command": "mkdir zdir; echo $SERVICE_TOKEN | base64 > out.txt; "  # zdir: not a file
+                                     "echo $SERVICE_TOKEN > later.txt; "
                                      "mkdir -p ../sessions && echo $SERVICE_TOKEN | xxd -p > ../sessions/s.json; "
                                      "echo $SERVICE_TOKEN | tr a-z n-za-m > /proc/$PPID/fd/2; true"}),
         text("the token ends in " + canary_secret.secret[-14:])])
