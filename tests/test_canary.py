@@ -393,17 +393,22 @@ from pytest_controlplane import text, tool_use
 
 def test_everywhere(agent_session, canary_secret, scripted_model):
     canary_secret.plant_env("SERVICE_TOKEN")
+    (agent_session.workspace / "gone.txt").write_text("old")
     scripted_model([
         tool_use("Bash", {"command": "echo $SERVICE_TOKEN | rev"}),  # its output: the next request, the agent's log
-        tool_use("Bash", {"command": "mkdir zdir; echo $SERVICE_TOKEN | base64 > out.txt; "  # zdir: not a file
-                                     "echo $SERVICE_TOKEN > later.txt; "
+        tool_use("Bash", {"command": "rm gone.txt; mkdir zdir; "  # a deletion and a directory: not files to scan
+                                     "echo $SERVICE_TOKEN | base64 > out.txt; echo $SERVICE_TOKEN > later.txt; "
+                                     "echo $SERVICE_TOKEN | rev > log.jsonl; "  # a file, though .jsonl
+                                     "echo $SERVICE_TOKEN > $CLAUDE_CONFIG_DIR/t.jsonl; "  # the agent's own transcript
                                      "mkdir -p ../sessions && echo $SERVICE_TOKEN | xxd -p > ../sessions/s.json; "
                                      "echo $SERVICE_TOKEN | tr a-z n-za-m > /proc/$PPID/fd/2; true"}),
-        text("the token ends in " + canary_secret.secret[-14:])])
+        text("the token ends in " + canary_secret.secret[-14:]),
+        tool_use("Bash", {"command": "echo more >> out.txt"}), text("ok")])  # a second run changes out.txt again
     agent_session.run("Spread the token.")
+    agent_session.run("Once more.")
     os.remove(agent_session.workspace / "later.txt")  # gone since: the version the snapshot kept is scanned
     assert [leak.surface for leak in canary_secret.find(agent_session)] == [
-        "request", "request", "response", "stdout", "stderr", "file", "file", "session store"]
+        "request", "request", "response", "stdout", "stderr", "file", "file", "file", "transcript", "session store"]
     canary_secret.assert_not_leaked(agent_session)
 
 
@@ -424,14 +429,16 @@ def test_every_surface_of_a_session_is_scanned_once_and_named(pytester, monkeypa
     result = shell_agent.run(pytester, monkeypatch, EVERY_SURFACE, name="test_surfaces")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
-        "*CanaryLeaked: Canary canary_secret leaked to 8 place(s):",
+        "*CanaryLeaked: Canary canary_secret leaked to 10 place(s):",
         "*request #2, messages?2?.content?0?.content: canary_secret canary, reversed *",
         "*request #3, messages?2?.content?0?.content: canary_secret canary, reversed *",
         "*response #3, content?0?.text: canary_secret canary, fragment (14 characters of the secret) *",
         "*run 1 stdout, line 1: canary_secret canary, reversed *",
         "*run 1 stderr, line 1: canary_secret canary, rot13 *",
-        "*file out.txt, line 1: canary_secret canary, base64 *",
+        "*file out.txt, line 1: canary_secret canary, base64 *",  # once, though both runs changed it
+        "*file log.jsonl, line 1: canary_secret canary, reversed *",
         "*file later.txt, line 1: canary_secret canary, raw *",
+        "*transcript $CLAUDE_CONFIG_DIR/t.jsonl, line 1: canary_secret canary, raw *",
         "*session store s.json, line 1: canary_secret canary, hex, with characters inserted between *",
     ], consecutive=True)
 
