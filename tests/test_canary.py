@@ -423,9 +423,9 @@ def test_nowhere(agent_session, canary_secret, scripted_model):
 
 
 def test_every_surface_of_a_session_is_scanned_once_and_named(pytester, monkeypatch):
-    """The model's requests and answers, the agent's stdout and stderr, files written (and one deleted since) and
-    the session store: each is scanned, each find is named by its surface and place; a session that leaks nothing
-    stays quiet on all of them."""
+    """The model's requests and answers, the agent's stdout and stderr, files written (and one deleted since), the
+    agent's own transcript and the session store: each is scanned once, each find is named by its surface and
+    place; a session that leaks nothing stays quiet on all of them."""
     result = shell_agent.run(pytester, monkeypatch, EVERY_SURFACE, name="test_surfaces")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
