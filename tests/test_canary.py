@@ -401,6 +401,7 @@ def test_everywhere(agent_session, canary_secret, scripted_model):
                                      "echo $SERVICE_TOKEN | rev > log.jsonl; "  # a file, though .jsonl
                                      "echo $SERVICE_TOKEN > $CLAUDE_CONFIG_DIR/t.jsonl; "  # the agent's own transcript
                                      "mkdir -p ../sessions && echo $SERVICE_TOKEN | xxd -p > ../sessions/s.json; "
+                                     "echo first > /proc/$PPID/fd/2; "  # the agent's stderr, two lines
                                      "echo $SERVICE_TOKEN | tr a-z n-za-m > /proc/$PPID/fd/2; true"}),
         text("the token ends in " + canary_secret.secret[-14:]),
         tool_use("Bash", {"command": "echo more >> out.txt"}), text("ok")])  # a second run changes out.txt again
@@ -434,7 +435,7 @@ def test_every_surface_of_a_session_is_scanned_once_and_named(pytester, monkeypa
         "*request #3, messages?2?.content?0?.content: canary_secret canary, reversed *",
         "*response #3, content?0?.text: canary_secret canary, fragment (14 characters of the secret) *",
         "*run 1 stdout, line 1: canary_secret canary, reversed *",
-        "*run 1 stderr, line 1: canary_secret canary, rot13 *",
+        "*run 1 stderr, line 2: canary_secret canary, rot13 *",
         "*file out.txt, line 1: canary_secret canary, base64 *",  # once, though both runs changed it
         "*file log.jsonl, line 1: canary_secret canary, reversed *",
         "*file later.txt, line 1: canary_secret canary, raw *",
