@@ -435,7 +435,7 @@ def test_every_surface_of_a_session_is_scanned_once_and_named(pytester, monkeypa
         "*request #3, messages?2?.content?0?.content: canary_secret canary, reversed *",
         "*response #3, content?0?.text: canary_secret canary, fragment (14 characters of the secret) *",
         "*run 1 stdout, line 1: canary_secret canary, reversed *",
-        "*run 1 stderr, line 2: canary_secret canary, rot13 *",
+        "*run 1 stderr, line 2: canary_secret canary, rot13 — «canary_secret canary»",
         "*file out.txt, line 1: canary_secret canary, base64 *",  # once, though both runs changed it
         "*file log.jsonl, line 1: canary_secret canary, reversed *",
         "*file later.txt, line 1: canary_secret canary, raw *",
