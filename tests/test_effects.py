@@ -408,3 +408,28 @@ def test_outside(agent_session, shell):
         "E *  run 1 during Bash call #1 (*): ~/more created (new file, 2 bytes)",
         "E *  run 1 during Bash call #1 (*): ~/other created (new file, 2 bytes)",
     ], consecutive=True)
+
+
+def test_each_effects_assertion_names_every_allowed_place_and_shows_the_users_line(pytester, monkeypatch):
+    result = shell_agent.run(pytester, monkeypatch, '''
+def test_not_written(agent_session, shell):
+    shell("echo x > .env")
+    agent_session.effects.assert_not_written(".env")
+
+
+def test_only_written(agent_session, shell):
+    shell("mkdir -p out/deep junk && echo x > out/deep/a.txt && echo y > stray.txt && echo z > ~/home.txt")
+    agent_session.effects.assert_only_written(["out/deep/a.txt", "~/home.txt"])
+
+
+def test_outside(agent_session, shell):
+    shell("echo z > ~/home.txt && mkdir -p ~/ok && echo o > ~/ok/fine.txt")
+    agent_session.effects.assert_unchanged_outside(".", "~/ok")
+''', "--tb=long")
+    result.assert_outcomes(failed=3)
+    result.stdout.fnmatch_lines([
+        "*EffectViolation: The agent changed 2 path(s) besides out/deep/a.txt, ~/home.txt:",
+        "*): junk created (new directory)", "*): stray.txt created (new file, 2 bytes)"])
+    result.stdout.fnmatch_lines(["*EffectViolation: The agent changed 1 path(s) outside the workspace, ~/ok:",
+                                 "*): ~/home.txt created (new file, 2 bytes)"])
+    assert "oracle.py" not in result.stdout.str()

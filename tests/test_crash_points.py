@@ -1,0 +1,71 @@
+"""Crash points as a user writes them, and the crash reports as a user reads them, exactly."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_controlplane.crash import CrashPoint, CrashReport, CrashResult, HistoryInconsistent
+from pytest_controlplane.errors import ConfigError
+from pytest_controlplane.history.check import Problem
+
+
+@pytest.mark.parametrize("written, kind, number", [
+    ("request 2", "request", 2), ("stream:1", "stream", 1), ("tool: 3", "tool", 3), ("save  12", "save", 12),
+])
+def test_a_crash_point_is_its_kind_and_number_in_the_spellings_users_write(written, kind, number):
+    point = CrashPoint.parse(written)
+    assert (point.kind, point.number, str(point)) == (kind, number, f"{kind} {number}")
+    assert CrashPoint.parse(point) is point
+
+
+@pytest.mark.parametrize("written", ["request 0", "bogus 1", "tool x", "save", "stream 1 2", "", 3])
+def test_anything_else_is_an_error_that_says_what_to_write(written):
+    with pytest.raises(ConfigError) as caught:
+        CrashPoint.parse(written)
+    assert str(caught.value).splitlines()[0] == (
+        f"Unknown crash point {written!r}; write 'request N', 'stream N', 'tool N' or 'save N' (N counts from 1 "
+        "within the run).")
+
+
+def test_a_report_lists_each_point_before_and_after_and_counts_the_consistent_ones():
+    torn = Problem("corrupt-line", 4, "not JSON")
+    unanswered = Problem("unanswered-tool-use", 3, "tool_use t1 has no tool_result")
+    report = CrashReport([
+        CrashResult(CrashPoint("tool", 1), before=[unanswered, torn]),
+        CrashResult(CrashPoint("save", 2), after=[torn], resumed="started over"),
+        CrashResult(CrashPoint("request", 1)),
+    ])
+    assert str(report) == "\n".join([
+        "3 crash point(s), 2 consistent after resume:",
+        "tool 1     after the crash: line 3: unanswered-tool-use: tool_use t1 has no tool_result; line 4: corrupt-line: "
+        "not JSON",
+        "           resumed: consistent",
+        "save 2     after the crash: consistent",
+        "           started over: line 4: corrupt-line: not JSON",
+        "request 1  after the crash: consistent",
+        "           resumed: consistent",
+    ])
+    with pytest.raises(HistoryInconsistent) as caught:
+        report.assert_consistent()
+    assert str(caught.value) == f"1 crash point(s) did not resume to one consistent history.\n{report}"
+    CrashReport(report.results[::2]).assert_consistent()  # only the consistent ones: quiet
+
+
+def test_a_warning_after_the_resume_is_no_inconsistency():
+    result = CrashResult(CrashPoint("stream", 1), after=[Problem("merged-lines", 2, "two lines", severity="warning")])
+    assert result.consistent
+    CrashReport([result]).assert_consistent()
+
+
+def test_a_failed_check_shows_the_users_line_not_ours(pytester):
+    pytester.makepyfile('''
+from pytest_controlplane.crash import CrashPoint, CrashReport, CrashResult
+from pytest_controlplane.history.check import Problem
+
+def test_it():
+    CrashReport([CrashResult(CrashPoint("tool", 1), after=[Problem("lost-entry", None, "gone")])]).assert_consistent()
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider", "--tb=long")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*HistoryInconsistent: 1 crash point(s) did not resume*", "*resumed: ?: lost-entry: gone"])
+    assert "crash.py" not in result.stdout.str()
