@@ -171,8 +171,7 @@ def test_fails(agent_session):
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*test_setup.py:*: BypassInconclusiveWarning: Bypass variant hand-written is "
                                  "inconclusive*"])
-    text = result.stdout.str()
-    assert "judge.py" not in text and "session.py" not in text
+    assert "raise BypassSucceeded" not in result.stdout.str()  # the frame that raised it is hidden
 
 
 def test_a_refused_setup_step_holds_only_an_attack_that_needs_it(pytester, monkeypatch):

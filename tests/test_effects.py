@@ -432,4 +432,4 @@ def test_outside(agent_session, shell):
         "*): junk created (new directory)", "*): stray.txt created (new file, 2 bytes)"])
     result.stdout.fnmatch_lines(["*EffectViolation: The agent changed 1 path(s) outside the workspace, ~/ok:",
                                  "*): ~/home.txt created (new file, 2 bytes)"])
-    assert "oracle.py" not in result.stdout.str()
+    assert "raise EffectViolation" not in result.stdout.str()  # the frames that raised it are hidden
