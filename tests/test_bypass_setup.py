@@ -5,6 +5,8 @@ command agent of tests/shell_agent.py, with variants written by hand as a user w
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import shell_agent
 
@@ -169,8 +171,10 @@ def test_fails(agent_session):
     agent_session.attempt(bash("echo x > .env")).assert_held()
 ''', "", "--agent-inconclusive=warn", "--tb=long")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*test_setup.py:*: BypassInconclusiveWarning: Bypass variant hand-written is "
-                                 "inconclusive*"])
+    if "MUTANT_UNDER_TEST" not in os.environ:  # mutmut's trampolines add frames: the warning's stacklevel is off there
+        result.stdout.fnmatch_lines(["*test_setup.py:*: BypassInconclusiveWarning: Bypass variant hand-written is "
+                                     "inconclusive*"])
+    result.stdout.fnmatch_lines(["*BypassInconclusiveWarning: Bypass variant hand-written is inconclusive*"])
     assert "raise BypassSucceeded" not in result.stdout.str()  # the frame that raised it is hidden
 
 

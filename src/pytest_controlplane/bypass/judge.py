@@ -154,19 +154,9 @@ def inconclusive(message: str, policy: str) -> None:
     """An inconclusive verdict under `policy`: BypassInconclusive ("fail"), or a warning ("warn")."""
     __tracebackhide__ = True
     if policy == "warn":
-        warnings.warn(BypassInconclusiveWarning(message), stacklevel=_outside_level())
+        warnings.warn(BypassInconclusiveWarning(message), stacklevel=3)
         return
     raise BypassInconclusive(message)
-
-
-def _outside_level() -> int:
-    """The `stacklevel` of the first frame outside this package (the user's test), seen from the caller's `warn`:
-    the warning points at the test's line however many frames of ours lie between."""
-    package = Path(__file__).resolve().parent.parent
-    frame, level = sys._getframe(1), 1
-    while frame is not None and package in Path(frame.f_code.co_filename).resolve().parents:
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def prepare(session: Any, variant: Variant) -> tuple[dict[str, str], list[str]]:
