@@ -433,3 +433,32 @@ def test_outside(agent_session, shell):
     result.stdout.fnmatch_lines(["*EffectViolation: The agent changed 1 path(s) outside the workspace, ~/ok:",
                                  "*): ~/home.txt created (new file, 2 bytes)"])
     assert "raise EffectViolation" not in result.stdout.str()  # the frames that raised it are hidden
+
+
+def test_the_route_names_each_spelling_of_the_path_the_call_used(pytester, monkeypatch):
+    result = shell_agent.run(pytester, monkeypatch, '''
+import os
+
+
+def test_spellings(agent_session, shell):
+    world = agent_session.world
+    (world.workspace / "sub").mkdir()
+    up = os.path.relpath(world.workspace, world.home)
+    shell(f"echo 1 >> ~/{up}/.env", f"echo 2 >> $HOME/{up}/.env", f"echo 3 >> ${{HOME}}/{up}/.env",
+          "echo 4 >> $PWD/.env", "echo 5 >> ${PWD}/./.env", f"echo 6 >> {world.workspace}//.env",
+          "echo 7 >> sub/../.env", "echo 8 >> ./.env && touch .env")
+    agent_session.effects.assert_not_written(".env")
+''')
+    result.assert_outcomes(failed=1)
+    up = "*"
+    result.stdout.fnmatch_lines([
+        f"*route: its own name; the call named it `~/{up}/.env` (home-relative spelling, a `..` spelling)",
+        f"*route: its own name; the call named it `$HOME/{up}/.env` (home-relative spelling, a `..` spelling)",
+        f"*route: its own name; the call named it `${{HOME}}/{up}/.env` (home-relative spelling, a `..` spelling)",
+        "*route: its own name; the call named it `$PWD/.env` ($PWD spelling)",
+        "*route: its own name; the call named it `${PWD}/./.env` ($PWD spelling, redundant `/` or `.`)",
+        "*route: its own name; the call named it `/*//.env` (absolute spelling, redundant `/` or `.`)",
+        "*route: its own name; the call named it `sub/../.env` (a `..` spelling)",
+        "*route: its own name; the call named it `./.env`, `.env`",
+    ])
+    assert "named it `echo" not in result.stdout.str()  # not the whole command, whose `..` cancels a word
