@@ -46,7 +46,8 @@ def test_existing_file_without_a_final_newline_keeps_its_text(agent_session):
     agent_session.attempt(variant)
     agent_session.attempt(variant)  # the same canary again: not minted or planted twice
     [canary] = [c for c in agent_session.plantings.canaries if c.name == "bypass-read:notes.txt"]
-    assert (agent_session.world.workspace / "notes.txt").read_text() == f"keep me\\nlast line\\nSECRET={canary.value}\\n"
+    text = (agent_session.world.workspace / "notes.txt").read_text()
+    assert text == f"keep me\\nlast line\\nSECRET={canary.value}\\n"
 
 
 def test_existing_file_with_a_final_newline_gets_no_blank_line(agent_session):

@@ -37,8 +37,8 @@ def test_a_report_lists_each_point_before_and_after_and_counts_the_consistent_on
     ])
     assert str(report) == "\n".join([
         "3 crash point(s), 2 consistent after resume:",
-        "tool 1     after the crash: line 3: unanswered-tool-use: tool_use t1 has no tool_result; line 4: corrupt-line: "
-        "not JSON",
+        "tool 1     after the crash: line 3: unanswered-tool-use: tool_use t1 has no tool_result; "
+        "line 4: corrupt-line: not JSON",
         "           resumed: consistent",
         "save 2     after the crash: consistent",
         "           started over: line 4: corrupt-line: not JSON",
@@ -67,5 +67,6 @@ def test_it():
 ''')
     result = pytester.runpytest("-p", "no:cacheprovider", "--tb=long")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*HistoryInconsistent: 1 crash point(s) did not resume*", "*resumed: ?: lost-entry: gone"])
+    result.stdout.fnmatch_lines(["*HistoryInconsistent: 1 crash point(s) did not resume*",
+                                 "*resumed: ?: lost-entry: gone"])
     assert "raise HistoryInconsistent" not in result.stdout.str()  # the frame that raised it is hidden
