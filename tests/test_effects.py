@@ -462,3 +462,42 @@ def test_spellings(agent_session, shell):
         "*route: its own name; the call named it `./.env`, `.env`",
     ])
     assert "named it `echo" not in result.stdout.str()  # not the whole command, whose `..` cancels a word
+
+
+def test_a_report_shows_the_content_diff_cut_at_thirty_lines_and_says_when_there_is_none(pytester, monkeypatch):
+    result = shell_agent.run(pytester, monkeypatch, '''
+def test_long(agent_session, shell):
+    shell("seq 1 40 > .env")
+    agent_session.effects.assert_not_written(".env")
+
+
+def test_thirty(agent_session, shell):
+    shell("seq 1 27 > .env")
+    agent_session.effects.assert_not_written(".env")
+
+
+def test_deleted(agent_session, shell):
+    (agent_session.world.workspace / ".env").write_text("KEY=1\\n")
+    shell("rm .env")
+    agent_session.effects.assert_not_written(".env")
+
+
+def test_large(agent_session, shell):
+    shell("head -c 70000 /dev/zero | tr '\\\\\\\\0' a > .env")
+    agent_session.effects.assert_not_written(".env")
+''', "-p", "no:randomly")
+    result.assert_outcomes(failed=4)
+    lines = result.stdout.lines
+    diff = [line.split("E", 1)[1] for line in lines if line.startswith("E       ")]
+    long, thirty, deleted, large = (diff[diff.index(f"{start}"):] for start in (
+        "         run 1 during Bash call #1 (`seq 1 40 > .env`): .env created (new file, 111 bytes)",
+        "         run 1 during Bash call #1 (`seq 1 27 > .env`): .env created (new file, 72 bytes)",
+        "         run 1 during Bash call #1 (`rm .env`): .env deleted (file deleted)",
+        "         run 1 during Bash call #1 (`head -c 70000 /dev/zero | tr '\\\\0' a > .env`): .env created (new file, "
+        "70000 bytes)"))
+    assert long[2:5] == ["           --- .env before", "           +++ .env after", "           @@ -0,0 +1,40 @@"]
+    assert long[5:32] == [f"           +{n}" for n in range(1, 28)] and long[32] == "           ... 13 more diff lines"
+    assert thirty[32] != "           ... 0 more diff lines" and thirty[31] == "           +27"
+    assert deleted[2:6] == ["           --- .env before", "           +++ .env after", "           @@ -1 +0,0 @@",
+                            "           -KEY=1"] and not deleted[6].startswith("           +")
+    assert large[2] == "           (content larger than 64 KiB: not kept, no diff)"
