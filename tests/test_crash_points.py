@@ -70,3 +70,30 @@ def test_it():
     result.stdout.fnmatch_lines(["*HistoryInconsistent: 1 crash point(s) did not resume*",
                                  "*resumed: ?: lost-entry: gone"])
     assert "raise HistoryInconsistent" not in result.stdout.str()  # the frame that raised it is hidden
+
+
+def test_a_crash_point_really_stops_the_agent_where_it_says(pytester, monkeypatch):
+    """Each kind of point cuts the run there: the agent (a process) is killed, and what comes after never happens."""
+    import shell_agent
+
+    result = shell_agent.run(pytester, monkeypatch, '''
+import pytest
+from pytest_controlplane import text, tool_use
+
+
+@pytest.mark.parametrize("point", ["request 1", "stream 1", "request 2", "stream 2"])
+def test_cut(agent_session, scripted_model, point):
+    def answer(request):  # a function of the request: no turn is left unused when the crash cuts the run
+        messages = request.json["messages"]
+        answered = any(isinstance(m["content"], list) and m["content"][0]["type"] == "tool_result" for m in messages)
+        return text("done") if answered else tool_use("Bash", {"command": "echo one >> log.txt"})
+
+    scripted_model(answer)
+    agent_session.crash("Go.", at=point)
+    run = agent_session.runs[-1]
+    log = agent_session.world.workspace / "log.txt"
+    assert "killed" in str(run.error), run.error
+    assert log.exists() == point.endswith("2")  # the tool ran only when the crash came after its turn
+    assert run.result == ""
+''', "-p", "no:randomly")
+    result.assert_outcomes(passed=4)
