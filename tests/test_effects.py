@@ -501,3 +501,41 @@ def test_large(agent_session, shell):
     assert deleted[2:6] == ["           --- .env before", "           +++ .env after", "           @@ -1 +0,0 @@",
                             "           -KEY=1"] and not deleted[6].startswith("           +")
     assert large[2] == "           (content larger than 64 KiB: not kept, no diff)"
+
+
+def test_each_kind_of_change_is_described_in_words(pytester, monkeypatch):
+    result = shell_agent.run(pytester, monkeypatch, '''
+import os
+
+
+def test_changes(agent_session, shell):
+    ws = agent_session.world.workspace
+    for name in "abcdefg":
+        (ws / f"{name}.txt").write_text("x\\n")
+        os.chmod(ws / f"{name}.txt", 0o644)
+    for name in ("dd", "h"):
+        (ws / name).mkdir()
+    os.symlink("a.txt", ws / "link")
+    shell("echo x >> a.txt", "cp b.txt t && mv t b.txt", "touch -d 2001-01-01 c.txt", "chmod 600 d.txt",
+          "echo y >> e.txt && chmod 600 e.txt", "ln -sfn b.txt link", "rm f.txt && mkdir f.txt",
+          "rm g.txt && ln -s a.txt g.txt", "rmdir dd && mkdir dd", "ln -s a.txt newlink && mkdir newdir && mkfifo fifo",
+          "rmdir h")
+    agent_session.effects.assert_only_written([])
+''', "-p", "no:randomly")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"*`{command}`): {change}" for command, change in [
+        ("echo x >> a.txt", "a.txt modified (content changed, 2 → 4 bytes)"),
+        ("cp b.txt t && mv t b.txt", "b.txt modified (rewritten with the same content, new inode: written to a new "
+                                     "file and renamed over the old name)"),
+        ("touch -d 2001-01-01 c.txt", "c.txt modified (rewritten with the same content)"),
+        ("chmod 600 d.txt", "d.txt mode_changed (mode 0644 → 0600)"),
+        ("echo y >> e.txt && chmod 600 e.txt", "e.txt modified (content changed, 2 → 4 bytes, mode 0644 → 0600)"),
+        ("ln -sfn b.txt link", "link modified (symlink now → b.txt (was → a.txt))"),
+        ("rm f.txt && mkdir f.txt", "f.txt replaced (file → directory)"),
+        ("rm g.txt && ln -s a.txt g.txt", "g.txt replaced (file → symlink → a.txt)"),
+        ("rmdir dd && mkdir dd", "dd replaced (directory deleted and made anew)"),
+        ("ln -s a.txt newlink && mkdir newdir && mkfifo fifo", "fifo created (new special file)"),
+        ("ln -s a.txt newlink && mkdir newdir && mkfifo fifo", "newdir created (new directory)"),
+        ("ln -s a.txt newlink && mkdir newdir && mkfifo fifo", "newlink created (new symlink → a.txt)"),
+        ("rmdir h", "h deleted (directory deleted)"),
+    ]])
