@@ -518,8 +518,8 @@ def test_changes(agent_session, shell):
     os.symlink("a.txt", ws / "link")
     shell("echo x >> a.txt", "cp b.txt t && mv t b.txt", "touch -d 2001-01-01 c.txt", "chmod 600 d.txt",
           "echo y >> e.txt && chmod 600 e.txt", "ln -sfn b.txt link", "rm f.txt && mkdir f.txt",
-          "rm g.txt && ln -s a.txt g.txt", "rmdir dd && mkdir dd", "ln -s a.txt newlink && mkdir newdir && mkfifo fifo",
-          "rmdir h")
+          "rm g.txt && ln -s a.txt g.txt", "mv dd dd.old && mkdir dd",
+          "ln -s a.txt newlink && mkdir newdir && mkfifo fifo", "rmdir h")
     agent_session.effects.assert_only_written([])
 ''', "-p", "no:randomly")
     result.assert_outcomes(failed=1)
@@ -533,7 +533,8 @@ def test_changes(agent_session, shell):
         ("ln -sfn b.txt link", "link modified (symlink now → b.txt (was → a.txt))"),
         ("rm f.txt && mkdir f.txt", "f.txt replaced (file → directory)"),
         ("rm g.txt && ln -s a.txt g.txt", "g.txt replaced (file → symlink → a.txt)"),
-        ("rmdir dd && mkdir dd", "dd replaced (directory deleted and made anew)"),
+        # (the old directory is kept under another name: a new directory could otherwise reuse its inode number)
+        ("mv dd dd.old && mkdir dd", "dd replaced (directory deleted and made anew)"),
         ("ln -s a.txt newlink && mkdir newdir && mkfifo fifo", "fifo created (new special file)"),
         ("ln -s a.txt newlink && mkdir newdir && mkfifo fifo", "newdir created (new directory)"),
         ("ln -s a.txt newlink && mkdir newdir && mkfifo fifo", "newlink created (new symlink → a.txt)"),
