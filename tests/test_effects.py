@@ -487,20 +487,20 @@ def test_large(agent_session, shell):
     agent_session.effects.assert_not_written(".env")
 ''', "-p", "no:randomly")
     result.assert_outcomes(failed=4)
-    lines = result.stdout.lines
-    diff = [line.split("E", 1)[1] for line in lines if line.startswith("E       ")]
-    long, thirty, deleted, large = (diff[diff.index(f"{start}"):] for start in (
-        "         run 1 during Bash call #1 (`seq 1 40 > .env`): .env created (new file, 111 bytes)",
-        "         run 1 during Bash call #1 (`seq 1 27 > .env`): .env created (new file, 72 bytes)",
-        "         run 1 during Bash call #1 (`rm .env`): .env deleted (file deleted)",
-        "         run 1 during Bash call #1 (`head -c 70000 /dev/zero | tr '\\\\0' a > .env`): .env created (new file, "
+    # Each report line as it reads (pytest indents the whole report by how deep the failing frame is).
+    diff = [line[1:].strip() for line in result.stdout.lines if line.startswith("E  ")]
+    long, thirty, deleted, large = (diff[diff.index(start):] for start in (
+        "run 1 during Bash call #1 (`seq 1 40 > .env`): .env created (new file, 111 bytes)",
+        "run 1 during Bash call #1 (`seq 1 27 > .env`): .env created (new file, 72 bytes)",
+        "run 1 during Bash call #1 (`rm .env`): .env deleted (file deleted)",
+        "run 1 during Bash call #1 (`head -c 70000 /dev/zero | tr '\\\\0' a > .env`): .env created (new file, "
         "70000 bytes)"))
-    assert long[2:5] == ["           --- .env before", "           +++ .env after", "           @@ -0,0 +1,40 @@"]
-    assert long[5:32] == [f"           +{n}" for n in range(1, 28)] and long[32] == "           ... 13 more diff lines"
-    assert thirty[32] != "           ... 0 more diff lines" and thirty[31] == "           +27"
-    assert deleted[2:6] == ["           --- .env before", "           +++ .env after", "           @@ -1 +0,0 @@",
-                            "           -KEY=1"] and not deleted[6].startswith("           +")
-    assert large[2] == "           (content larger than 64 KiB: not kept, no diff)"
+    assert long[2:5] == ["--- .env before", "+++ .env after", "@@ -0,0 +1,40 @@"]
+    assert long[5:32] == [f"+{n}" for n in range(1, 28)] and long[32] == "... 13 more diff lines"
+    assert thirty[32] != "... 0 more diff lines" and thirty[31] == "+27"
+    assert deleted[2:6] == ["--- .env before", "+++ .env after", "@@ -1 +0,0 @@",
+                            "-KEY=1"] and not deleted[6].startswith("+")
+    assert large[2] == "(content larger than 64 KiB: not kept, no diff)"
 
 
 def test_each_kind_of_change_is_described_in_words(pytester, monkeypatch):
