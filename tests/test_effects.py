@@ -540,3 +540,51 @@ def test_changes(agent_session, shell):
         ("ln -s a.txt newlink && mkdir newdir && mkfifo fifo", "newlink created (new symlink → a.txt)"),
         ("rmdir h", "h deleted (directory deleted)"),
     ]])
+
+
+def test_the_route_through_a_symlink_or_a_parent_directory_is_named(pytester, monkeypatch):
+    result = shell_agent.run(pytester, monkeypatch, '''
+import os
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def links(agent_session):
+    ws = agent_session.world.workspace
+    (ws / ".env").write_text("KEY=1\\\\n")
+    (ws / "conf").mkdir()
+    (ws / "conf/secret.txt").write_text("s\\\\n")
+    os.symlink(".env", ws / "alias")
+    os.symlink("conf", ws / "link-dir")
+
+
+def test_through_the_link(agent_session, shell):
+    shell("echo x >> alias")
+    agent_session.effects.assert_not_written("alias")
+
+
+def test_the_real_path(agent_session, shell):
+    shell("echo x >> conf/secret.txt")
+    agent_session.effects.assert_not_written("link-dir/secret.txt")
+
+
+def test_through_a_linked_directory(agent_session, shell):
+    shell("echo x >> link-dir/secret.txt")
+    agent_session.effects.assert_not_written("conf/secret.txt")
+
+
+def test_parent_deleted(agent_session, shell):
+    shell("rm -r conf")
+    agent_session.effects.assert_not_written("conf/secret.txt")
+''', "-p", "no:randomly")
+    result.assert_outcomes(failed=4)
+    result.stdout.fnmatch_lines([
+        "*route: its real path .env, which alias reaches through a symlink; the call named it `alias`, the symlink "
+        "itself (→ .env)",
+        "*route: its real path conf/secret.txt, which link-dir/secret.txt reaches through a symlink; the call named it "
+        "`conf/secret.txt`",
+        "*route: its own name; the call named it `link-dir/secret.txt`, which reaches conf/secret.txt through a "
+        "symlinked directory",
+        "*route: its parent directory conf was directory deleted*",
+    ])
