@@ -70,12 +70,11 @@ def spellings(call_input: Any, reach: Aliases, snap: Snapshot, changed: str, *, 
     """How a tool call's input named the file whose name `changed` changed, in words: "`../workspace/.env` (a `..`
     spelling)", "`backup.txt`, hardlink backup.txt (the same inode as .env at the start)", ..."""
     described: list[str] = []
-    tokens = list(dict.fromkeys(_tokens(call_input)))
-    reaching = {t for t in tokens if normalise(t, workspace=workspace, home=home) in reach.names}
-    for token in tokens:
+    lexical_of = {token: normalise(token, workspace=workspace, home=home) for token in _tokens(call_input)}
+    reaching = {token for token, lexical in lexical_of.items() if lexical in reach.names}
+    for token, lexical in lexical_of.items():
         if " " in token and any(other in token for other in reaching - {token}):
             continue  # a whole command whose `..` happens to cancel a word: the word that named the file says it
-        lexical = normalise(token, workspace=workspace, home=home)
         if lexical in reach.names:
             how = reach.names[lexical]
             note = _spelling_kind(token)
