@@ -704,7 +704,8 @@ def test_every_problem_kind_in_check_py_has_its_tests_here():
 # An agent in no SDK that keeps its session as Claude Code does: one JSON line per entry, chained by parentUuid, in
 # $CLAUDE_CONFIG_DIR/sessions/<session>.jsonl.  Its tool runs a shell command.  Two habits, from the environment:
 # AGENT_OPENS_ENTRIES=1 writes the start of an assistant line before the model answers and the rest after (a kill
-# while it waits leaves a torn line; resuming, it skips lines that are not JSON and starts a new line);
+# while it waits leaves a torn line; resuming, it skips lines that are not JSON and starts a new line, where the careful
+# agent drops a torn last line);
 # AGENT_REWRITES=1 rewrites the whole file when it resumes, every entry under a fresh uuid.
 JSONL_AGENT = r'''#!/usr/bin/env python3
 import json, os, pathlib, subprocess, sys, urllib.request, uuid
@@ -728,6 +729,8 @@ if flag == "--resume":
         path.write_text("".join(json.dumps(entry) + "\n" for entry in entries))
 messages = [entry["message"] for entry in entries]
 last = entries[-1]["uuid"] if entries else None
+if path.exists() and not opens_entries:
+    os.truncate(path, path.read_bytes().rfind(b"\n") + 1)  # drop a line a crash tore while it was written
 out = path.open("a")
 if path.stat().st_size and not path.read_bytes().endswith(b"\n"):
     out.write("\n")
@@ -855,8 +858,10 @@ def test_a_resume_that_rewrites_the_entries_is_reported_as_lost_entries(pytester
                           test_rewrites='HABITS = {"AGENT_REWRITES": "1"}\n' + CRASH_EVERYWHERE)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["FAILED test_rewrites.py::test_every_crash_point - *"])
-    result.stdout.fnmatch_lines(["test_careful.py 6 crash point(s), 6 consistent after resume:",
+    result.stdout.fnmatch_lines(["test_careful.py 7 crash point(s), 7 consistent after resume:",
                                  "request 1 * after the crash: consistent", "*resumed: consistent"])
+    result.stdout.fnmatch_lines(["save 1 * after the crash: line 1: corrupt-line: not JSON: '{\"type\": \"user\", *",
+                                 "*resumed: consistent"])
     result.stdout.fnmatch_lines([
         "*HistoryInconsistent: 6 crash point(s) did not resume to one consistent history.",
         "*request 1 * after the crash: consistent",
@@ -1015,10 +1020,11 @@ def test_the_tool_calls_a_resume_must_show_the_model_are_read_from_the_transcrip
     """After a crash, the first request of the resume must carry every stored tool_use id (else
     model-missed-history): they are read off the transcript's lines, in order, past a torn one."""
     from pytest_controlplane.crash import tool_use_ids
+    from pytest_controlplane.history.stored import JSONL, MESSAGES, Stored
 
     lines = _basic(version)
     expected = [b["id"] for line in lines for b in _blocks(_entry(line), "tool_use")]
     assert len(expected) >= 3
-    assert tool_use_ids(lines[:2] + ['{"type": "assistant", "mess'] + lines[2:], "jsonl") == expected
+    assert tool_use_ids(Stored(JSONL, lines[:2] + ['{"type": "assistant", "mess'] + lines[2:])) == expected
     messages = _api_messages(version)
-    assert tool_use_ids(messages, "json") == expected and tool_use_ids(None, "jsonl") == []
+    assert tool_use_ids(Stored(MESSAGES, messages)) == expected and tool_use_ids(None) == []

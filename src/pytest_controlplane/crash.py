@@ -5,8 +5,9 @@ Crash points, counted within one run (1-based):
 - stream N  — halfway through streaming the Nth answer
 - tool N    — inside the Nth tool call, while its PreToolUse hooks run (ClaudeAgent), or as the
               tool starts (LoopAgent)
-- save N    — inside the Nth session save, after the new file is written and before it replaces
-              the old one (LoopAgent's session store)
+- save N    — inside the Nth session save: for LoopAgent's session store after the new file is written and
+              before it replaces the old one; for a Python process agent (CommandAgent) part-way through its Nth
+              write to the store's directory (see agents/save_points.py)
 
 A process agent is SIGKILLed (its whole world: the CLI, its tools); an in-process agent gets its
 connection cut (request, stream) or a `SimulatedCrash` raised at the point (tool, save), a
@@ -18,12 +19,14 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ConfigError, ControlPlaneError
-from .history.check import Problem, check_messages, check_transcript, lost_entries
+from .history.check import Problem, lost_entries
+from .history.stored import JSONL, Stored, read_stored, stored_messages
+from .agents.save_points import SaveHook
 from .errors import ours as __tracebackhide__  # our errors show without our frames
 
 KINDS = ("request", "stream", "tool", "save")
@@ -68,6 +71,28 @@ class Crasher:
         self.point = point
         self.seen: Counter[str] = Counter()
         self.fired = False
+        self.hook: SaveHook | None = None
+
+    def arm(self) -> dict[str, Any]:
+        """What the agent's run is given: an in-process agent this crasher, a Python process agent a save hook."""
+        agent, world = self.session.agent, self.session.world
+        if getattr(agent, "in_process", False):
+            return {"crash": self}
+        if not getattr(agent, "save_points", False):
+            return {}
+        try:
+            store = agent.transcript(world, world.session_id).parent
+        except ControlPlaneError:
+            return {}  # no store known: no save points
+        armed = self.point.number if self.point is not None and self.point.kind == "save" else None
+        self.hook = SaveHook(store.resolve(), world.root / "save-points" / "saves.jsonl", armed)
+        return {"save_hook": self.hook}
+
+    def ran(self) -> None:
+        """After a run: count the saves a process agent made (the armed one, if reached, was cut)."""
+        if self.hook is not None:
+            for _ in self.hook.saves():
+                self._reached("save")
 
     def _reached(self, kind: str) -> bool:
         self.seen[kind] += 1
@@ -110,6 +135,7 @@ class CrashResult:
     after: list[Problem] = field(default_factory=list)  # after the resume: must be empty
     resumed: str = "resumed"  # or "started over" (nothing was saved), "resume failed"
     history: Any = None  # what was stored after the resume: transcript lines or messages
+    before_cut: Stored | None = None  # a process agent's store as it was before the save that was cut off
 
     @property
     def consistent(self) -> bool:
@@ -155,53 +181,155 @@ def wait_until_recorded(world: Any, tool_use_id: str, seconds: float = 10.0) -> 
         time.sleep(0.01)
 
 
-def stored_history(session: Any, session_id: str) -> tuple[list[str] | list[dict[str, Any]] | None, str]:
-    """What the agent has stored for `session_id`: transcript lines (kind "jsonl") or messages ("messages")."""
+# --- crashing a session, and resuming it -------------------------------------------------------------
+
+
+def crash(session: Any, prompt: str, at: Any, resume: str | None) -> CrashResult:
+    """Run `prompt` in `session` (continuing `resume`), crash at `at`, and check what is stored right after."""
+    point = CrashPoint.parse(at)
+    session._crasher = crasher = Crasher(session, point)
     try:
-        path = session.agent.transcript(session.world, session_id)
+        session._run(prompt, resume=resume)
     except ControlPlaneError:
-        return None, "none"
-    if not path.is_file():
-        return None, "none"
-    if path.suffix == ".jsonl":
-        return path.read_text(encoding="utf-8").splitlines(), "jsonl"
-    return session.agent.history(session.world, session_id), "messages"
+        pass  # the crash we caused
+    finally:
+        session._crasher = None
+        session.gateway.interruptions.clear()
+    if not crasher.fired:
+        counts = ", ".join(f"{n} {kind}(s)" for kind, n in crasher.seen.items()) or "nothing"
+        raise ConfigError(f"The run never reached crash point {point}: it passed {counts}.",
+                          hint="Pick a point the run reaches (crash_everywhere lists them all).")
+    stored = stored_history(session.agent, session.world, resume or session._session_of_last_run())
+    kept = crasher.hook.before_cut() if crasher.hook is not None else None
+    return CrashResult(point, before=stored.check() if stored else [],
+                       before_cut=read_stored(kept) if kept is not None else None)
 
 
-def check_stored(history: Any, kind: str) -> list[Problem]:
-    if kind == "jsonl":
-        return check_transcript(history)
-    if kind == "messages":
-        return check_messages(history)
-    return []
+def crash_everywhere(session: Any, prompt: str, script: Sequence[Any], then: str, before: Sequence[str],
+                     idempotent: Sequence[str]) -> CrashReport:
+    """See AgentSession.crash_everywhere."""
+    with session.isolated() as clean:
+        clean.gateway.use_script(endless(script))
+        session_id = prepare(clean, before)
+        clean._crasher = counter = Crasher(clean, None)
+        try:
+            clean._run(prompt, resume=session_id)
+        finally:
+            clean._crasher = None
+    report = CrashReport([crash_and_resume(session, point, prompt, script, then, before, idempotent)
+                          for point in counter.points()])
+    session.crash_reports.append(report)
+    return report
 
 
-def lost(before: Any, after: Any, kind: str) -> list[Problem]:
-    """What was stored before the crash and is missing after the resume."""
-    if before is None or after is None:
+def endless(turns: Sequence[Any]) -> Any:
+    """The turns in order, then "Done." for as long as the agent asks (a crashed and resumed run may ask more)."""
+    from .gateway.scripted import ScriptedModel
+
+    return ScriptedModel(list(turns), then="Done.")
+
+
+def prepare(session: Any, prompts: Sequence[str]) -> str | None:
+    """Run `prompts` as one session (the first a new one); return its id (None when there were none)."""
+    for index, prompt in enumerate(prompts):
+        session._run(prompt, resume=session.world.session_id if index else None)
+    return session.world.session_id if prompts else None
+
+
+def crash_and_resume(parent: Any, point: CrashPoint, prompt: str, script: Sequence[Any], then: str,
+                     prepared: Sequence[str], idempotent: Sequence[str]) -> CrashResult:
+    with parent.isolated() as session:
+        session.gateway.use_script(endless(script))
+        continued = prepare(session, prepared)
+        session_id = session.world.session_id
+        stored_first = stored_history(session.agent, session.world, session_id)
+        result = crash(session, prompt, point, continued)
+        at_crash = stored_history(session.agent, session.world, session_id)
+        # What the resume must keep: the store at the crash, else (torn or gone) the last whole one before it.
+        known = next((s for s in (at_crash, result.before_cut, stored_first) if s is not None and not s.torn), None)
+        crashed_run, requests_before = len(session.runs), len(session.gateway.exchanges)
+        try:
+            if at_crash is None and known is None:
+                result.resumed = "started over (nothing was stored)"
+                session.run(then)
+            else:
+                session.resume(then, session=session_id)
+        except ControlPlaneError as error:
+            result.resumed = "resume failed"
+            result.after.append(Problem("resume-failed", None, str(error).splitlines()[0]))
+            return result
+        after = stored_history(session.agent, session.world, session_id)
+        result.history = after.content if after is not None else None
+        result.after.extend(after.check() if after is not None else [])
+        result.after.extend(lost(known, after, intact=known is at_crash))
+        first = next((e for e in session.gateway.exchanges[requests_before:] if e.request.route == "/v1/messages"),
+                     None)
+        if first is not None and known is not None:
+            sent = first.request.body.decode("utf-8", "replace")
+            missing = [i for i in tool_use_ids(known) if i not in sent]
+            if missing:
+                result.after.append(Problem("model-missed-history", None, f"the first request after the resume "
+                                                                          f"lacks stored tool calls {missing}"))
+        result.after.extend(done_twice(session, crashed_run, set(idempotent)))
+        return result
+
+
+def stored_history(agent: Any, world: Any, session_id: str) -> Stored | None:
+    """What the agent has stored for `session_id` (None: nothing, or the agent keeps no store we know of)."""
+    reader = getattr(agent, "stored", None)
+    try:
+        return reader(world, session_id) if callable(reader) else read_stored(agent.transcript(world, session_id))
+    except ConfigError:
+        return None  # the agent keeps no store we know of
+
+
+def lost(known: Stored | None, after: Stored | None, *, intact: bool = True) -> list[Problem]:
+    """What was stored before the crash (`known`) and is missing after the resume.  `intact`: the store survived
+    the crash as it was; else it was torn or gone, and a resume without `known` started over (lost-history)."""
+    if known is None or known.content is None or not known.content or (after is not None and after.torn):
         return []
-    if kind == "jsonl":
-        return lost_entries(before, after)
-    if after[:len(before)] != before:
+    if after is None:
+        return [Problem("lost-history", None, f"nothing is stored after the resume; {_count(known)} were stored "
+                                              "before the crash")]
+    if known.kind == JSONL and after.kind == JSONL:
+        dropped = lost_entries(known.content, after.content or [])
+        if intact or not dropped:
+            return dropped
+    elif after.content[:len(known.content)] == known.content:
+        return []
+    elif intact:
         return [Problem("lost-entry", None, "the messages stored before the crash are not the start of the history "
                                             "after the resume")]
-    return []
+    return [Problem("lost-history", None, f"the resume started over: the {_count(known)} stored before the save that "
+                                          "was cut off are not in the history after it")]
 
 
-def tool_use_ids(history: Any, kind: str) -> list[str]:
-    if history is None:
-        return []
-    messages = [_message(line) for line in history] if kind == "jsonl" else history
+def _count(stored: Stored) -> str:
+    n = len(stored.content or [])
+    return f"{n} {'transcript line' if stored.kind == JSONL else 'message'}{'' if n == 1 else 's'}"
+
+
+def tool_use_ids(stored: Stored | None) -> list[str]:
+    messages = stored_messages(stored) if stored is not None else []
     return [str(b.get("id")) for m in messages if isinstance(m, dict) and isinstance(m.get("content"), list)
             for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
 
 
+def done_twice(session: Any, crashed_run: int, idempotent: set[str]) -> list[Problem]:
+    """Tool calls (same tool, same input) whose effects happened both before the crash and after the resume."""
+    def effects_by_call(run: int) -> dict[tuple[str, str], list[str]]:
+        found: dict[tuple[str, str], list[str]] = {}
+        for change in session.effects.diff:
+            if change.run == run:
+                for call in change.calls:
+                    key = (call.name, json.dumps(call.input, sort_keys=True))
+                    found.setdefault(key, []).append(change.shown_as)
+        return found
 
-
-def _message(line: str) -> Any:
-    """The message of one transcript line (None for a line a crash tore: the history check names it)."""
-    try:
-        entry = json.loads(line)
-    except ValueError:
-        return None
-    return entry.get("message") if isinstance(entry, dict) else None
+    before = effects_by_call(crashed_run)
+    after: dict[tuple[str, str], list[str]] = {}
+    for run in range(crashed_run + 1, len(session.runs) + 1):
+        after.update(effects_by_call(run))
+    return [Problem("effect-twice", None, f"{name} {tool_input[:80]} changed {', '.join(sorted(set(paths)))} before "
+                                          "the crash and again after the resume")
+            for (name, tool_input), paths in before.items() if (name, tool_input) in after and name not in idempotent]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -91,8 +90,8 @@ class AgentSession:
         # Adapters that see tool calls happen (ClaudeAgent) snapshot around each; for the others the
         # gateway's checkpoint at each model request brackets the calls of the answer before it.
         extra: dict[str, Any] = {"checkpoint": self._checkpoint} if observes else {}
-        if getattr(self.agent, "in_process", False) and self._crasher is not None:
-            extra["crash"] = self._crasher
+        if self._crasher is not None:
+            extra.update(self._crasher.arm())
         self.effects.begin()
         alive_before = process_ids()
         outcome = None
@@ -101,6 +100,8 @@ class AgentSession:
                                      resume=resume, fork=fork, timeout=self.timeout, **extra)
         finally:
             stray = reap(self.world.root, besides=alive_before)  # nothing the agent started outlives its run
+            if self._crasher is not None:
+                self._crasher.ran()
             if outcome is not None and not observes:
                 outcome.tool_calls = calls_seen_by_model(self.gateway.exchanges[before:])
             self.effects.end(outcome.tool_calls if outcome else (), self.gateway.exchanges[before:],
@@ -195,23 +196,9 @@ class AgentSession:
     def crash(self, prompt: str, *, at: Any, session: str | None = None) -> CrashResult:
         """Run `prompt` (continuing `session` if given) and crash at `at` ("request 2", "stream 1", "tool 3",
         "save 1"); return the stored history's problems right after the crash."""
-        from .crash import Crasher, CrashPoint, CrashResult, check_stored, stored_history
+        from .crash import crash
 
-        point = CrashPoint.parse(at)
-        self._crasher = crasher = Crasher(self, point)
-        try:
-            self._run(prompt, resume=session)
-        except ControlPlaneError:
-            pass  # the crash we caused
-        finally:
-            self._crasher = None
-            self.gateway.interruptions.clear()
-        if not crasher.fired:
-            counts = ", ".join(f"{n} {kind}(s)" for kind, n in crasher.seen.items()) or "nothing"
-            raise ConfigError(f"The run never reached crash point {point}: it passed {counts}.",
-                              hint="Pick a point the run reaches (crash_everywhere lists them all).")
-        history, kind = stored_history(self, session or self._session_of_last_run())
-        return CrashResult(point, before=check_stored(history, kind))
+        return crash(self, prompt, at, session)
 
     def crash_everywhere(self, prompt: str, *, script: Sequence[Any], then: str = "Continue where you left off.",
                          before: Sequence[str] = (), idempotent: Sequence[str] = ()) -> CrashReport:
@@ -222,71 +209,16 @@ class AgentSession:
         The model answers from `script` (its turns in order, then "Done."); prompts in `before` run first in
         each world, so the crashed run continues a session that already has a history.
         """
-        from .crash import Crasher, CrashReport
+        from .crash import crash_everywhere
 
-        with self.isolated() as clean:
-            clean.gateway.use_script(_endless(script))
-            session_id = clean._prepare_session(before)
-            clean._crasher = counter = Crasher(clean, None)
-            try:
-                clean._run(prompt, resume=session_id)
-            finally:
-                clean._crasher = None
-        report = CrashReport([self._crash_and_resume(point, prompt, script, then, before, idempotent)
-                              for point in counter.points()])
-        self.crash_reports.append(report)
-        return report
-
-    def _prepare_session(self, prompts: Sequence[str]) -> str | None:
-        """Run `prompts` as one session (the first a new one); return its id (None when there were none)."""
-        for index, prompt in enumerate(prompts):
-            self._run(prompt, resume=self.world.session_id if index else None)
-        return self.world.session_id if prompts else None
-
-    def _crash_and_resume(self, point: Any, prompt: str, script: Sequence[Any], then: str, prepare: Sequence[str],
-                          idempotent: Sequence[str]) -> Any:
-        from .crash import check_stored, lost, stored_history, tool_use_ids
-        from .history.check import Problem
-
-        with self.isolated() as session:
-            session.gateway.use_script(_endless(script))
-            continued = session._prepare_session(prepare)
-            result = session.crash(prompt, at=point, session=continued)
-            session_id = session.world.session_id
-            before, kind = stored_history(session, session_id)
-            crashed_run = len(session.runs)
-            requests_before = len(session.gateway.exchanges)
-            try:
-                if before is None:
-                    result.resumed = "started over (nothing was stored)"
-                    session.run(then)
-                else:
-                    session.resume(then, session=session_id)
-            except ControlPlaneError as error:
-                result.resumed = "resume failed"
-                result.after.append(Problem("resume-failed", None, str(error).splitlines()[0]))
-                return result
-            after, kind = stored_history(session, session_id)
-            result.history = after
-            result.after.extend(check_stored(after, kind))
-            result.after.extend(lost(before, after, kind))
-            first = next((e for e in session.gateway.exchanges[requests_before:]
-                          if e.request.route == "/v1/messages"), None)
-            if first is not None and before is not None:
-                sent = first.request.body.decode("utf-8", "replace")
-                missing = [i for i in tool_use_ids(before, kind) if i not in sent]
-                if missing:
-                    result.after.append(Problem("model-missed-history", None, f"the first request after the resume "
-                                                                              f"lacks stored tool calls {missing}"))
-            result.after.extend(_done_twice(session, crashed_run, set(idempotent)))
-            return result
+        return crash_everywhere(self, prompt, script, then, before, idempotent)
 
     def history_problems(self, session: str | None = None) -> list[Any]:
         """Consistency problems of a stored session (the last one by default)."""
-        from .crash import check_stored, stored_history
+        from .crash import stored_history
 
-        history, kind = stored_history(self, session or self._last_session())
-        return check_stored(history, kind)
+        stored = stored_history(self.agent, self.world, session or self._last_session())
+        return stored.check() if stored is not None else []
 
     def assert_consistent(self, session: str | None = None) -> None:
         """Fail if the stored session (the last by default) is not one consistent history."""
@@ -365,29 +297,3 @@ class AgentSession:
         message id; LoopAgent: the saved messages)."""
         return self.agent.history(self.world, self._last_session())
 
-
-def _endless(turns: Sequence[Any]) -> ScriptedModel:
-    """The turns in order, then "Done." for as long as the agent asks (a crashed and resumed run may ask more)."""
-    return ScriptedModel(list(turns), then="Done.")
-
-
-def _done_twice(session: AgentSession, crashed_run: int, idempotent: set[str]) -> list[Any]:
-    """Tool calls (same tool, same input) whose effects happened both before the crash and after the resume."""
-    from .history.check import Problem
-
-    def effects_by_call(run: int) -> dict[tuple[str, str], list[str]]:
-        found: dict[tuple[str, str], list[str]] = {}
-        for change in session.effects.diff:
-            if change.run == run:
-                for call in change.calls:
-                    key = (call.name, json.dumps(call.input, sort_keys=True))
-                    found.setdefault(key, []).append(change.shown_as)
-        return found
-
-    before = effects_by_call(crashed_run)
-    after: dict[tuple[str, str], list[str]] = {}
-    for run in range(crashed_run + 1, len(session.runs) + 1):
-        after.update(effects_by_call(run))
-    return [Problem("effect-twice", None, f"{name} {tool_input[:80]} changed {', '.join(sorted(set(paths)))} before "
-                                          "the crash and again after the resume")
-            for (name, tool_input), paths in before.items() if (name, tool_input) in after and name not in idempotent]

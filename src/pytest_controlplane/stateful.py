@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, rule
 
 from .agents.world import World
-from .crash import KINDS, check_stored, lost, stored_history
+from .crash import KINDS, lost, stored_history
 from .errors import ConfigError, ControlPlaneError
 from .gateway.scripted import ScriptedModel, text, tool_use
 from .gateway.server import ModelGateway
@@ -65,7 +65,10 @@ class SessionMachine(RuleBasedStateMachine):
         return text("ok") if answered else tool_use(*self.tool)
 
     def _remember(self, session_id: str) -> None:
-        self.stored[session_id] = stored_history(self.session, session_id)[0]
+        self.stored[session_id] = self._stored(session_id)
+
+    def _stored(self, session_id: str) -> Any:
+        return stored_history(self.session.agent, self.session.world, session_id)
 
     @initialize(target=sessions)
     def start(self) -> str:
@@ -82,9 +85,9 @@ class SessionMachine(RuleBasedStateMachine):
 
     @rule(target=sessions, parent=sessions)
     def fork(self, parent: str) -> str:
-        before = stored_history(self.session, parent)[0]
+        before = self._stored(parent)
         self.session.fork("Try another way.", session=parent)
-        after = stored_history(self.session, parent)[0]
+        after = self._stored(parent)
         assert after == before, f"forking changed the parent session {parent}'s stored history"
         child = self.session.session_id
         assert child and child != parent, "the fork did not get a session of its own"
@@ -93,14 +96,13 @@ class SessionMachine(RuleBasedStateMachine):
 
     @rule(session_id=sessions, point=st.sampled_from([f"{kind} 1" for kind in KINDS] + ["request 2", "tool 2"]))
     def crash(self, session_id: str, point: str) -> None:
-        before, kind = stored_history(self.session, session_id)
+        before = self._stored(session_id)
         try:
             self.session.crash("Do one more step.", at=point, session=session_id)
         except ConfigError:
             return  # this agent never passes that point (no session store: no save)
         self.crashed.add(session_id)
-        after, _ = stored_history(self.session, session_id)
-        problems = lost(before, after, kind)
+        problems = lost(before, self._stored(session_id))
         assert not problems, f"crash at {point} lost stored history of {session_id}: {problems}"
 
     @rule(content=st.text(alphabet="abc \n", max_size=20))
@@ -110,8 +112,8 @@ class SessionMachine(RuleBasedStateMachine):
     @invariant()
     def every_session_is_consistent(self) -> None:
         for session_id in list(self.stored):
-            history, kind = stored_history(self.session, session_id)
-            problems = [p for p in check_stored(history, kind) if p.severity == "error"
+            stored = self._stored(session_id)
+            problems = [p for p in (stored.check() if stored is not None else []) if p.severity == "error"
                         and not (session_id in self.crashed and p.kind == "unanswered-tool-use")]
             assert not problems, f"session {session_id}: " + "; ".join(map(str, problems))
 

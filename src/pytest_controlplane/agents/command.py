@@ -13,9 +13,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import AgentError, ConfigError
+from ..errors import AgentError, ConfigError, SessionCorrupt
+from ..history import read_transcript
+from ..history.stored import MESSAGES, Stored, read_stored, torn
 from .outcome import RunOutcome
 from .process import describe_exit, kill_group, stderr_tail
+from .save_points import SaveHook
 from .world import World
 from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
@@ -27,14 +30,18 @@ class CommandAgent:
 
     `argv` is a list of strings, or `argv(session_id=..., resume=..., fork=...) -> list[str]`
     (`resume` is the session to continue, or None for a new one).  `env` adds variables beneath the
-    hermetic ones.  `transcript(world, session_id) -> Path` says where the agent keeps a session,
-    if it does (for `.history`).
+    hermetic ones.  `transcript(world, session_id) -> Path` says where the agent keeps a session, if it
+    does: Claude Code JSONL, JSONL of messages, a JSON messages list, or a JSON object with a "messages" list
+    (detected).  For any other store, `history(world, session_id) -> messages list (None: nothing stored)`
+    reads it.  A Python agent's writes in the transcript's directory are its save points in crash tests.
     """
 
     observes_control_plane = False  # tool calls are read off the model's exchanges instead
+    save_points = True  # a crash test may cut its saves (agents/save_points.py)
 
     def __init__(self, argv: Argv, *, env: Mapping[str, str] | None = None, timeout: float | None = None,
-                 transcript: Callable[[World, str], Path] | None = None) -> None:
+                 transcript: Callable[[World, str], Path] | None = None,
+                 history: Callable[[World, str], list[Any] | None] | None = None) -> None:
         if callable(argv):
             self.argv: Argv = argv
         elif isinstance(argv, str | bytes) or not argv or not all(isinstance(a, str | os.PathLike) for a in argv):
@@ -45,6 +52,10 @@ class CommandAgent:
         self.env = dict(env or {})
         self.timeout = timeout
         self._transcript = transcript
+        if history is not None and not callable(history):
+            raise ConfigError(f"CommandAgent(history=...) takes a function (world, session_id) -> messages list; got "
+                              f"{history!r}.")
+        self._history = history
 
     def _command(self, session_id: str, resume: str | None, fork: bool) -> list[str]:
         if callable(self.argv):
@@ -60,11 +71,14 @@ class CommandAgent:
         return list(self.argv)
 
     def run(self, prompt: str, *, world: World, base_url: str, session_id: str, resume: str | None = None,
-            fork: bool = False, timeout: float) -> RunOutcome:
+            fork: bool = False, timeout: float, save_hook: SaveHook | None = None) -> RunOutcome:
         command = self._command(session_id, resume, fork)
         outcome = RunOutcome(session_id=session_id if resume is None or fork else resume)
+        env = {**self.env, **world.env(base_url)}
+        if save_hook is not None:
+            env.update(save_hook.env(self.env.get("PYTHONPATH")))
         try:
-            process = subprocess.Popen(command, cwd=world.workspace, env={**self.env, **world.env(base_url)},
+            process = subprocess.Popen(command, cwd=world.workspace, env=env,
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                        start_new_session=True)
         except OSError as error:
@@ -102,13 +116,33 @@ class CommandAgent:
     def transcript(self, world: World, session_id: str) -> Path:
         if self._transcript is None:
             raise ConfigError("This CommandAgent keeps no transcript that pytest-controlplane knows of.",
-                              hint="Pass CommandAgent(..., transcript=lambda world, session_id: <path of its JSONL>).")
+                              hint="Pass CommandAgent(..., transcript=lambda world, session_id: <the file of the "
+                                   "session>), or history=lambda world, session_id: <its messages list>.")
         return self._transcript(world, session_id)
 
-    def history(self, world: World, session_id: str) -> list[dict[str, Any]]:
-        from ..history import read_transcript
+    def stored(self, world: World, session_id: str) -> Stored | None:
+        """The stored session, read by `history=` if given, else from the transcript file (None: nothing stored)."""
+        if self._history is None:
+            return read_stored(self.transcript(world, session_id))
+        path = self._transcript(world, session_id) if self._transcript is not None else None
+        try:
+            messages = self._history(world, session_id)
+        except Exception as error:  # the user's reader on a torn store: the history check says so
+            size = path.stat().st_size if path is not None and path.is_file() else 0
+            return torn(path, size, f"history(world, {session_id!r}) raised {type(error).__name__}: {error}")
+        return None if messages is None else Stored(MESSAGES, list(messages), path)
 
-        return read_transcript(self.transcript(world, session_id))
+    def history(self, world: World, session_id: str) -> list[dict[str, Any]]:
+        stored = self.stored(world, session_id)
+        if stored is not None and stored.torn:
+            raise SessionCorrupt(stored.problems[0].message, path=stored.path,
+                                 hint="A save was cut off; an atomic save (temp file, fsync, rename) never leaves this.")
+        if stored is not None and stored.kind == MESSAGES:
+            return stored.content or []
+        if stored is None and self._history is not None:
+            raise SessionCorrupt(f"history(world, {session_id!r}) returned None: no session {session_id} is stored.",
+                                 hint="Did the run reach the model and save, and is this the session id it used?")
+        return read_transcript(self.transcript(world, session_id))  # Claude Code JSONL (or: no file there)
 
     def __repr__(self) -> str:
         return f"CommandAgent({self.argv!r})"
