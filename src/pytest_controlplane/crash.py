@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ConfigError, ControlPlaneError
+from .errors import ConfigError, ControlPlaneError, SessionCorrupt
 from .history.check import Problem, lost_entries
 from .history.stored import JSONL, Stored, read_stored, stored_messages
 from .agents.save_points import SaveHook
@@ -201,8 +201,11 @@ def crash(session: Any, prompt: str, at: Any, resume: str | None) -> CrashResult
                           hint="Pick a point the run reaches (crash_everywhere lists them all).")
     stored = stored_history(session.agent, session.world, resume or session._session_of_last_run())
     kept = crasher.hook.before_cut() if crasher.hook is not None else None
-    return CrashResult(point, before=stored.check() if stored else [],
-                       before_cut=read_stored(kept) if kept is not None else None)
+    try:
+        before_cut = read_stored(kept) if kept is not None else None
+    except SessionCorrupt:
+        before_cut = None  # a shape only the agent's history= reader knows: the store before the run stands in
+    return CrashResult(point, before=stored.check() if stored else [], before_cut=before_cut)
 
 
 def crash_everywhere(session: Any, prompt: str, script: Sequence[Any], then: str, before: Sequence[str],
@@ -256,7 +259,7 @@ def crash_and_resume(parent: Any, point: CrashPoint, prompt: str, script: Sequen
                 session.resume(then, session=session_id)
         except ControlPlaneError as error:
             result.resumed = "resume failed"
-            result.after.append(Problem("resume-failed", None, str(error).splitlines()[0]))
+            result.after.append(Problem("resume-failed", None, _why(error)))
             return result
         after = stored_history(session.agent, session.world, session_id)
         result.history = after.content if after is not None else None
@@ -272,6 +275,14 @@ def crash_and_resume(parent: Any, point: CrashPoint, prompt: str, script: Sequen
                                                                           f"lacks stored tool calls {missing}"))
         result.after.extend(done_twice(session, crashed_run, set(idempotent)))
         return result
+
+
+def _why(error: ControlPlaneError) -> str:
+    """The first line of a failed resume's error, and the last line the agent wrote on stderr (its own reason)."""
+    lines = str(error).splitlines()
+    tail = lines[lines.index("stderr tail:") + 1:] if "stderr tail:" in lines else []
+    reason = next((line.strip().removeprefix("| ") for line in reversed(tail) if line.strip().startswith("|")), "")
+    return f"{lines[0]} ({reason})" if reason else lines[0]
 
 
 def stored_history(agent: Any, world: Any, session_id: str) -> Stored | None:

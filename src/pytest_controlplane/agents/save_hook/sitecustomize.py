@@ -5,7 +5,8 @@ numbered across all the processes of the run in the log $CONTROLPLANE_SAVE_LOG (
 save number $CONTROLPLANE_CRASH_SAVE, the first write stores half of its bytes (a close with nothing written
 keeps the truncated file), the file as it was before that save is kept beside the log, and the process group
 is SIGKILLed: what a power cut or the OOM killer leaves.  Covers open(), io.open, pathlib's write_text /
-write_bytes / open, os.open + os.write / os.fdopen and tempfile in that directory.  Then the sitecustomize this
+write_bytes / open, os.open + os.write / os.fdopen, and tempfile (mkstemp, NamedTemporaryFile) in that directory;
+not writes made inside C libraries (sqlite3, for one).  Then the sitecustomize this
 one shadows, if any, runs as usual.
 """
 
@@ -20,7 +21,7 @@ _STORE = os.environ.get("CONTROLPLANE_STORE", "")
 _LOG = os.environ.get("CONTROLPLANE_SAVE_LOG", "")
 _ARMED = os.environ.get("CONTROLPLANE_CRASH_SAVE", "")
 _WRITING = os.O_WRONLY | os.O_RDWR
-_open, _os_open, _os_write = io.open, os.open, os.write
+_open, _os_open, _os_write, _os_close = io.open, os.open, os.write, os.close
 _cut_fds = set()
 
 
@@ -52,7 +53,7 @@ def _save(file):
             shutil.copyfile(path, kept)
         _os_write(fd, (json.dumps({"save": number, "path": path, "cut": cut, "kept": kept}) + "\n").encode())
     finally:
-        os.close(fd)
+        _os_close(fd)
     return cut
 
 
@@ -90,14 +91,13 @@ class _Cut:
 
 
 def _patched_open(file, mode="r", *args, **kwargs):
-    if isinstance(file, int):
-        opened = _open(file, mode, *args, **kwargs)
-        return _Cut(opened) if file in _cut_fds else opened
-    if any(flag in mode for flag in "wax+") and _in_store(file):
-        cut = _save(file)
-        opened = _open(file, mode, *args, **kwargs)
-        return _Cut(opened) if cut else opened
-    return _open(file, mode, *args, **kwargs)
+    cut = not isinstance(file, int) and any(flag in mode for flag in "wax+") and _in_store(file) and _save(file)
+    opened = _open(file, mode, *args, **kwargs)
+    try:
+        fd = opened.fileno()  # a cut save opened through os.open or an opener= (NamedTemporaryFile)
+    except (AttributeError, OSError, ValueError):
+        fd = None
+    return _Cut(opened) if cut or fd in _cut_fds else opened
 
 
 def _patched_os_open(path, flags, mode=0o777, *, dir_fd=None):
@@ -117,6 +117,12 @@ def _patched_os_write(fd, data):
     return _os_write(fd, data)
 
 
+def _patched_os_close(fd):
+    if fd in _cut_fds:
+        _die()  # closed with nothing written: the truncated file is what the save leaves
+    return _os_close(fd)
+
+
 def _chain():
     """Run the sitecustomize that this one shadows (a distribution's or a virtualenv's), as Python would have."""
     import importlib.machinery
@@ -134,5 +140,5 @@ if _STORE and _LOG:
     _STORE = os.path.realpath(_STORE)
     io.open = _patched_open
     builtins.open = _patched_open
-    os.open, os.write = _patched_os_open, _patched_os_write
+    os.open, os.write, os.close = _patched_os_open, _patched_os_write, _patched_os_close
 _chain()

@@ -1,0 +1,43 @@
+"""The seed agent's sessions, resumed and crashed: its write_text save tears the session file at a crash, the
+atomic save (the one-line fix) resumes from every crash point.  No API key: a cassette, or the scripted model."""
+
+import pytest
+
+from pytest_controlplane import HistoryInconsistent, text, tool_use
+
+# The session already holds one exchange (BEFORE); the crashed run writes a file and answers: two model requests
+# (and streams), and two saves, each a crash point.
+BEFORE = ["The release is on friday."]
+SCRIPT = [text("Noted: friday."), tool_use("write_file", {"path": "notes.txt", "content": "release on friday"}),
+          text("Written to notes.txt.")]
+
+
+def test_a_resumed_session_remembers_what_it_was_told(agent_session):
+    agent_session.run("Note that the release is on friday.")
+    assert (agent_session.workspace / "notes.txt").read_text() == "release on friday"
+    agent_session.resume("What did I ask you to note again?")
+    assert "release date" in agent_session.result
+    assert [m["role"] for m in agent_session.history] == ["user", "assistant", "user", "assistant", "user",
+                                                         "assistant"]
+    agent_session.assert_consistent()
+
+
+def test_the_seeds_save_tears_the_session_when_it_crashes_mid_write(agent_session):
+    report = agent_session.crash_everywhere("Write it to notes.txt.", before=BEFORE, script=SCRIPT)
+    print(report)
+    assert [str(result.point) for result in report.results] == [
+        "request 1", "request 2", "stream 1", "stream 2", "save 1", "save 2"]
+    with pytest.raises(HistoryInconsistent, match=r"save 1 .*torn-store: .*/sessions/.*\.json \(\d+ bytes\) cannot be read"):
+        report.assert_consistent()
+
+
+class TestWithTheFix:
+    @pytest.fixture
+    def agent(self, fixed_agent):
+        return fixed_agent
+
+    def test_every_crash_point_resumes_to_one_history(self, agent_session):
+        report = agent_session.crash_everywhere("Write it to notes.txt.", before=BEFORE, script=SCRIPT)
+        print(report)
+        assert len(report.results) == 6
+        report.assert_consistent()

@@ -1,0 +1,258 @@
+"""Crash and resume for agents and session stores written by users: the seed's agent (examples/seed_agent) with its
+own save, load and resume, the shapes stores really have, a reader for any other, and the save points of a Python
+process cut part-way through its write."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anthropic
+import pytest
+
+from pytest_controlplane.agents.save_points import SaveHook
+from pytest_controlplane.errors import SessionCorrupt
+from pytest_controlplane.history.stored import JSONL, MESSAGES, read_stored
+
+REPO = Path(__file__).parent.parent
+SEED = REPO / "examples" / "seed_agent" / "agent.py"
+TRANSCRIPT = REPO / "tests" / "data" / "transcripts" / "claude-code-2.0.77.jsonl"
+
+# --- the shapes a store has ------------------------------------------------------------------------------------------
+
+
+def _sdk_messages() -> list[dict]:
+    """A user prompt and the SDK's answer with a tool_use, as the seed stores them (blocks model_dump()ed)."""
+    reply = anthropic.types.Message.model_validate({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "m", "stop_reason": "tool_use",
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+        "content": [{"type": "text", "text": "Reading."}, {"type": "tool_use", "id": "toolu_1", "name": "read_file",
+                                                             "input": {"path": "a.txt"}}]})
+    return [{"role": "user", "content": "Read a.txt"},
+            {"role": "assistant", "content": [block.model_dump(exclude_none=True) for block in reply.content]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a"}]}]
+
+
+def test_each_shape_of_store_is_read_as_what_it_holds(tmp_path):
+    messages = _sdk_messages()
+    shapes = {
+        "seed.json": json.dumps(messages),
+        "pretty.json": json.dumps(messages, indent=2),
+        "store.json": json.dumps({"format": "mine", "name": "s", "messages": messages}),
+        "lines.jsonl": "".join(json.dumps(m) + "\n" for m in messages),
+        "one.json": json.dumps(messages[0]),
+    }
+    for name, text in shapes.items():
+        (tmp_path / name).write_text(text)
+        stored = read_stored(tmp_path / name)
+        assert (stored.kind, stored.content, stored.problems, stored.check()) == (MESSAGES, messages[:1] if name ==
+                                                                                  "one.json" else messages, [], []), name
+    claude = read_stored(TRANSCRIPT)
+    assert claude.kind == JSONL and claude.content == TRANSCRIPT.read_text().splitlines()
+    assert read_stored(tmp_path / "none.json") is None
+
+
+def test_a_store_cut_off_part_way_is_torn_with_its_size(tmp_path):
+    whole = json.dumps(_sdk_messages())
+    (tmp_path / "half.json").write_text(whole[:101])
+    (tmp_path / "empty.json").write_text("")
+    (tmp_path / "torn.jsonl").write_text("".join(json.dumps(m) + "\n" for m in _sdk_messages()) + '{"role": "assi')
+    half = read_stored(tmp_path / "half.json")
+    assert half.torn and half.content is None
+    assert [str(p) for p in half.check()] == [
+        f"?: torn-store: {tmp_path / 'half.json'} (101 bytes) cannot be read: not a whole JSON document (Unterminated "
+        "string starting at: line 1 column 100 (char 99)); a save was cut off part-way"]
+    assert [(p.kind, p.severity) for p in read_stored(tmp_path / "empty.json").check()] == [("torn-store", "error")]
+    assert "(0 bytes) cannot be read: empty;" in read_stored(tmp_path / "empty.json").check()[0].message
+    torn_line = read_stored(tmp_path / "torn.jsonl")
+    assert torn_line.content == _sdk_messages()
+    assert [str(p) for p in torn_line.check()] == ["line 4: corrupt-line: not JSON: '{\"role\": \"assi'"]
+
+
+@pytest.mark.parametrize("text", ['{"turns": []}', '[1, 2]', '{"a": 1}\n{"b": 2}\n'])
+def test_a_store_of_no_known_shape_names_the_file_and_the_history_option(tmp_path, text):
+    (tmp_path / "s.json").write_text(text)
+    with pytest.raises(SessionCorrupt) as raised:
+        read_stored(tmp_path / "s.json")
+    assert str(raised.value).startswith(f"Cannot read the session stored at {tmp_path / 's.json'}: ")
+    assert "CommandAgent(..., history=lambda world, session_id: <the messages list" in raised.value.hint
+
+
+# --- the save hook, on every way Python writes a file ----------------------------------------------------------------
+
+WRITER = r'''
+import json, os, pathlib, sys, tempfile
+style, store = sys.argv[1], pathlib.Path("store")
+for i in range(3):
+    data = json.dumps([{"role": "user", "content": f"turn {i} " + "x" * 40}])
+    path = store / "s.json"
+    if style == "write_text":
+        path.write_text(data)
+    elif style == "json.dump":
+        with open(path, "w") as out:
+            json.dump(json.loads(data), out)
+    elif style == "os.write":
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.write(fd, data.encode())
+        os.close(fd)
+    elif style == "mkstemp":
+        fd, temporary = tempfile.mkstemp(dir=store)
+        with os.fdopen(fd, "w") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    elif style == "NamedTemporaryFile":
+        with tempfile.NamedTemporaryFile("w", dir=store, delete=False) as out:
+            out.write(data)
+        os.replace(out.name, path)
+print("all saved")
+'''
+
+
+@pytest.mark.parametrize("style", ["write_text", "json.dump", "os.write", "mkstemp", "NamedTemporaryFile"])
+@pytest.mark.parametrize("armed", [None, 2])
+def test_the_save_hook_counts_and_cuts_every_way_python_writes_a_file(tmp_path, style, armed):
+    (tmp_path / "store").mkdir()
+    hook = SaveHook((tmp_path / "store").resolve(), tmp_path / "log" / "saves.jsonl", armed)
+    env = {"PATH": os.environ["PATH"], **hook.env(None)}
+    done = subprocess.run([sys.executable, "-c", WRITER, style], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, start_new_session=True)
+    saves = hook.saves()
+    atomic = style in ("mkstemp", "NamedTemporaryFile")
+    stored = (tmp_path / "store" / "s.json").read_text() if (tmp_path / "store" / "s.json").exists() else None
+    if armed is None:
+        assert (done.returncode, done.stdout, len(saves)) == (0, "all saved\n", 3)
+        assert [s["cut"] for s in saves] == [False] * 3 and json.loads(stored)[0]["content"].startswith("turn 2")
+        return
+    assert (done.returncode, done.stdout, [s["save"] for s in saves], [s["cut"] for s in saves]) == (
+        -9, "", [1, 2], [False, True])
+    if atomic:  # the cut write was to a temporary file: the store holds the first save, whole
+        assert json.loads(stored)[0]["content"].startswith("turn 0") and hook.before_cut() is None
+        cut = Path(saves[1]["path"])
+        assert cut.parent == (tmp_path / "store").resolve() and cut.name != "s.json"
+    else:  # the store itself is cut: the start of the second save, and the first is kept aside
+        whole = json.dumps([{"role": "user", "content": "turn 1 " + "x" * 40}])
+        assert whole.startswith(stored) and 0 < len(stored) < len(whole)
+        assert json.loads(hook.before_cut().read_text())[0]["content"].startswith("turn 0")
+
+
+def test_the_agents_own_sitecustomize_still_runs_under_the_hook(tmp_path):
+    (tmp_path / "store").mkdir()
+    (tmp_path / "own").mkdir()
+    (tmp_path / "own" / "sitecustomize.py").write_text("import os\nos.environ['OWN_SITECUSTOMIZE'] = 'ran'\n")
+    hook = SaveHook((tmp_path / "store").resolve(), tmp_path / "log" / "saves.jsonl", None)
+    env = {"PATH": os.environ["PATH"], **hook.env(str(tmp_path / "own"))}
+    code = "import os, pathlib; pathlib.Path('store/s.json').write_text('[]'); print(os.environ.get('OWN_SITECUSTOMIZE'))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert (done.returncode, done.stdout, len(hook.saves())) == (0, "ran\n", 1)
+
+
+# --- the seed's agent, its store and its resume, crashed everywhere -------------------------------------------------
+
+CONFTEST = '''
+import json, sys
+from pathlib import Path
+
+import pytest
+from pytest_controlplane import CommandAgent, text, tool_use
+
+AGENT = Path(__file__).with_name("agent.py")
+BEFORE = ["The release is on friday."]
+SCRIPT = [text("Noted: friday."), tool_use("write_file", {"path": "notes.txt", "content": "release on friday"}),
+          text("Written to notes.txt.")]
+
+
+def store(world, session_id):
+    return world.workspace / "sessions" / f"{session_id}.json"
+
+
+@pytest.fixture
+def agent():
+    return CommandAgent(lambda session_id, resume, fork: [sys.executable, str(AGENT), "--session", resume or session_id],
+                        transcript=store, **getattr(sys.modules.get("test_seed"), "OPTIONS", {}))
+
+
+@pytest.fixture
+def crash_everywhere(agent_session):
+    def run():
+        report = agent_session.crash_everywhere("Write it to notes.txt.", before=BEFORE, script=SCRIPT)
+        print(report)
+        report.assert_consistent()
+    return run
+'''
+
+SAVE = "    path.write_text(text)  # the seed's save\n"
+ATOMIC = "    write_atomically(path, text)  # the fix\n"
+LOAD = "    return json.loads(path.read_text()) if path.exists() else []\n"
+
+
+def _seed(pytester: pytest.Pytester, *patches: tuple[str, str], tests: str = "def test_it(crash_everywhere):\n"
+          "    crash_everywhere()\n") -> pytest.RunResult:
+    """The seed's agent with `patches` (old, new) applied to its source, crashed everywhere."""
+    source = SEED.read_text()
+    for old, new in patches:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    pytester.makefile(".py", agent=source)
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_seed=tests)
+    return pytester.runpytest("-p", "no:cacheprovider", "-s")
+
+
+def test_a_resume_that_keeps_only_the_last_stored_message_is_reported(pytester):
+    result = _seed(pytester, (SAVE, ATOMIC), ("    messages = load_session(name)\n",
+                                              "    messages = load_session(name)[-1:]\n"))
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "test_seed.py 6 crash point(s), 0 consistent after resume:",
+        "request 1 * after the crash: consistent",
+        "*resumed: message #0: first-not-user: the history starts with 'assistant', the API needs a user message "
+        "first; ?: lost-entry: the messages stored before the crash are not the start of the history after the resume",
+        "request 2 * after the crash: message #0: first-not-user: *",
+        "*resumed: message #0: orphan-tool-result: tool_result for toolu_scripted_002_0, which the message before did "
+        "not ask for; message #1: same-role-twice: two user messages in a row; ?: lost-entry: the messages stored "
+        "before the crash are not the start of the history after the resume"])
+
+
+def test_a_resume_that_starts_over_from_a_torn_store_loses_its_history(pytester):
+    result = _seed(pytester, (LOAD, "    try:\n        return json.loads(path.read_text())\n"
+                                    "    except (OSError, ValueError):\n        return []  # start afresh\n"))
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "save 1 * after the crash: ?: torn-store: */sessions/*.json (* bytes) cannot be read: not a whole JSON "
+        "document (*); a save was cut off part-way",
+        "*resumed: ?: lost-history: the resume started over: the 2 messages stored before the save that was cut off "
+        "are not in the history after it"])
+
+
+def test_a_store_read_by_the_users_own_reader_is_checked_and_torn_when_it_raises(pytester):
+    reader = ('OPTIONS = {"history": lambda world, session_id: json.loads(('
+              'world.workspace / "sessions" / f"{session_id}.json").read_text())["conversation"]["turns"]}\n'
+              'import json\n')
+    result = _seed(pytester, ("    text = json.dumps(messages)\n",
+                              "    text = json.dumps({\"conversation\": {\"turns\": messages}})\n"),
+                   (LOAD, "    return json.loads(path.read_text())[\"conversation\"][\"turns\"] if path.exists() "
+                          "else []\n"),
+                   tests=reader + "def test_it(crash_everywhere):\n    crash_everywhere()\n")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*6 crash point(s), 4 consistent after resume:",
+                                 "save 1 * after the crash: ?: torn-store: */sessions/*.json (* bytes) cannot be read: "
+                                 "history(world, '*') raised JSONDecodeError: *; a save was cut off part-way",
+                                 "*resume failed: ?: resume-failed: The agent process python exited with code 1. "
+                                 "(json.decoder.JSONDecodeError: *)"])
+
+
+def test_an_unknown_store_fails_naming_the_file_and_the_history_option(pytester):
+    result = _seed(pytester, ("    text = json.dumps(messages)\n", "    text = json.dumps({\"turns\": messages})\n"),
+                   tests="def test_it(agent_session, scripted_model):\n"
+                         "    from pytest_controlplane import text\n"
+                         "    scripted_model([text('hi')])\n"
+                         "    agent_session.run('Hello.')\n"
+                         "    agent_session.history\n")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*SessionCorrupt: Cannot read the session stored at */workspace/sessions/*.json: a "
+                                 "JSON dict that is not a messages list. Known shapes: *",
+                                 "*Tell pytest-controlplane how to read it: CommandAgent(..., history=lambda world, "
+                                 "session_id: <the messages list, or None if nothing is stored>)."])
