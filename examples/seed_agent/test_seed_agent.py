@@ -5,11 +5,9 @@ import pytest
 
 from pytest_controlplane import HistoryInconsistent, text, tool_use
 
-# The session already holds one exchange (BEFORE); the crashed run writes a file and answers: two model requests
-# (and streams), and two saves, each a crash point.
-BEFORE = ["The release is on friday."]
-SCRIPT = [text("Noted: friday."), tool_use("write_file", {"path": "notes.txt", "content": "release on friday"}),
-          text("Written to notes.txt.")]
+# The run writes a file and answers: two model requests (and streams), and two saves (after the tool's result,
+# after the answer), each a crash point.
+SCRIPT = [tool_use("write_file", {"path": "notes.txt", "content": "release on friday"}), text("Written to notes.txt.")]
 
 
 def test_a_resumed_session_remembers_what_it_was_told(agent_session):
@@ -23,11 +21,11 @@ def test_a_resumed_session_remembers_what_it_was_told(agent_session):
 
 
 def test_the_seeds_save_tears_the_session_when_it_crashes_mid_write(agent_session):
-    report = agent_session.crash_everywhere("Write it to notes.txt.", before=BEFORE, script=SCRIPT)
+    report = agent_session.crash_everywhere("Write it to notes.txt.", script=SCRIPT)
     print(report)
     assert [str(result.point) for result in report.results] == [
         "request 1", "request 2", "stream 1", "stream 2", "save 1", "save 2"]
-    with pytest.raises(HistoryInconsistent, match=r"save 1 .*torn-store: .*/sessions/.*\.json \(\d+ bytes\) cannot be read"):
+    with pytest.raises(HistoryInconsistent, match=r"save 2 .*torn-store: .*/sessions/.*\.json \(\d+ bytes\) cannot be read"):
         report.assert_consistent()
 
 
@@ -37,7 +35,7 @@ class TestWithTheFix:
         return fixed_agent
 
     def test_every_crash_point_resumes_to_one_history(self, agent_session):
-        report = agent_session.crash_everywhere("Write it to notes.txt.", before=BEFORE, script=SCRIPT)
+        report = agent_session.crash_everywhere("Write it to notes.txt.", script=SCRIPT)
         print(report)
         assert len(report.results) == 6
         report.assert_consistent()
