@@ -254,3 +254,27 @@ def test_an_unknown_store_fails_naming_the_file_and_the_history_option(pytester)
                                  "JSON dict that is not a messages list. Known shapes: *",
                                  "*Tell pytest-controlplane how to read it: CommandAgent(..., history=lambda world, "
                                  "session_id: <the messages list, or None if nothing is stored>)."])
+
+
+def test_agent_history_reads_through_the_users_reader_and_says_when_it_cannot(tmp_path):
+    from pytest_controlplane import CommandAgent
+    from pytest_controlplane.agents.world import World
+    from pytest_controlplane.errors import ConfigError
+
+    world = World.create(tmp_path / "world")
+    store = world.workspace / "store.txt"
+    messages = _sdk_messages()
+    agent = CommandAgent(["my-agent"], transcript=lambda w, s: store,
+                         history=lambda w, s: json.loads(store.read_text())["turns"] if store.exists() else None)
+    with pytest.raises(SessionCorrupt, match=r"^history\(world, 's1'\) returned None: no session s1 is stored\."):
+        agent.history(world, "s1")
+    store.write_text(json.dumps({"turns": messages}))
+    assert agent.history(world, "s1") == messages and agent.stored(world, "s1").check() == []
+    store.write_text(json.dumps({"turns": messages})[:50])
+    with pytest.raises(SessionCorrupt) as raised:
+        agent.history(world, "s1")
+    assert str(raised.value).startswith(f"{store} (50 bytes) cannot be read: history(world, 's1') raised "
+                                        "JSONDecodeError: ")
+    assert raised.value.hint == "A save was cut off; an atomic save (temp file, fsync, rename) never leaves this."
+    with pytest.raises(ConfigError, match=r"CommandAgent\(history=\.\.\.\) takes a function"):
+        CommandAgent(["my-agent"], history="sessions/")
