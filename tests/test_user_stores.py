@@ -50,9 +50,18 @@ def test_each_shape_of_store_is_read_as_what_it_holds(tmp_path):
         stored = read_stored(tmp_path / name)
         assert (stored.kind, stored.content, stored.problems, stored.check()) == (MESSAGES, messages[:1] if name ==
                                                                                   "one.json" else messages, [], []), name
+        assert stored.path == tmp_path / name
     claude = read_stored(TRANSCRIPT)
     assert claude.kind == JSONL and claude.content == TRANSCRIPT.read_text().splitlines()
     assert read_stored(tmp_path / "none.json") is None
+
+
+@pytest.mark.parametrize("marks", [{"uuid": "u1"}, {"sessionId": "s1"}, {"uuid": "u1", "sessionId": "s1"}])
+def test_transcript_lines_are_known_by_a_uuid_or_a_session_id(tmp_path, marks):
+    lines = [json.dumps({"type": "user", **marks, "message": {"role": "user", "content": "hi"}}), "{torn"]
+    (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
+    stored = read_stored(tmp_path / "t.jsonl")
+    assert (stored.kind, stored.content, stored.path) == (JSONL, lines, tmp_path / "t.jsonl")
 
 
 def test_a_store_cut_off_part_way_is_torn_with_its_size(tmp_path):
@@ -70,14 +79,22 @@ def test_a_store_cut_off_part_way_is_torn_with_its_size(tmp_path):
     torn_line = read_stored(tmp_path / "torn.jsonl")
     assert torn_line.content == _sdk_messages()
     assert [str(p) for p in torn_line.check()] == ["line 4: corrupt-line: not JSON: '{\"role\": \"assi'"]
+    assert torn_line.path == tmp_path / "torn.jsonl"
+    (tmp_path / "long.jsonl").write_text(json.dumps(_sdk_messages()[0]) + "\n" + "x" * 59 + "yz\n")
+    assert [p.message for p in read_stored(tmp_path / "long.jsonl").check()] == [f"not JSON: {'x' * 59 + 'y'!r}"]
 
 
-@pytest.mark.parametrize("text", ['{"turns": []}', '[1, 2]', '{"a": 1}\n{"b": 2}\n'])
-def test_a_store_of_no_known_shape_names_the_file_and_the_history_option(tmp_path, text):
+@pytest.mark.parametrize("text, what", [
+    ('{"turns": []}', "a JSON dict that is not a messages list"),
+    ('[1, 2]', "a JSON list that is not a messages list"),
+    ('{"a": 1}\n{"b": 2}\n', "JSON lines that are neither Claude Code transcript entries nor messages"),
+])
+def test_a_store_of_no_known_shape_names_the_file_and_the_history_option(tmp_path, text, what):
     (tmp_path / "s.json").write_text(text)
     with pytest.raises(SessionCorrupt) as raised:
         read_stored(tmp_path / "s.json")
-    assert str(raised.value).startswith(f"Cannot read the session stored at {tmp_path / 's.json'}: ")
+    assert str(raised.value).startswith(f"Cannot read the session stored at {tmp_path / 's.json'}: {what}. Known "
+                                        "shapes: Claude Code JSONL, JSONL of messages, ")
     assert "CommandAgent(..., history=lambda world, session_id: <the messages list" in raised.value.hint
 
 
