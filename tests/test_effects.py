@@ -464,6 +464,41 @@ def test_spellings(agent_session, shell):
     assert "named it `echo" not in result.stdout.str()  # not the whole command, whose `..` cancels a word
 
 
+def test_a_spelling_is_found_in_lists_with_spaces_and_through_every_other_name(tmp_path):
+    """The route finder on its own: a name in a list of inputs, a path with a space of its own, a directory symlink
+    other than the one the test named, a hardlink spelled absolutely, and the file's own name when the change was
+    seen at its real path."""
+    import os
+
+    from pytest_controlplane.effects import snapshot
+    from pytest_controlplane.effects.routes import aliases, normalise, spellings
+
+    ws, home = tmp_path / "workspace", tmp_path
+    (ws / "real dir").mkdir(parents=True)
+    (ws / "real dir" / ".env").write_text("x")
+    os.link(ws / "real dir" / ".env", ws / "backup.txt")
+    os.symlink("real dir", ws / "link")
+    os.symlink("real dir", ws / "other")
+    snap = snapshot(ws)
+    path, real = str(ws / "link" / ".env"), str(ws / "real dir" / ".env")
+    reach = aliases(path, snap, show=lambda p: os.path.relpath(p, ws))
+
+    def spelled(call_input, changed=path):
+        return spellings(call_input, reach, snap, changed, workspace=str(ws), home=str(home),
+                         show=lambda p: os.path.relpath(p, ws))
+
+    assert spelled({"paths": ["a.txt", "other/.env"]}) == [
+        "`other/.env`, which reaches link/.env through a symlinked directory"]
+    assert spelled({"file_path": "real dir/.env"}) == [
+        "`real dir/.env`, its real path real dir/.env, which link/.env reaches through a symlink"]
+    assert spelled({"file_path": "real dir/.env"}, changed=real) == ["`real dir/.env`"]
+    assert spelled({"file_path": "link/.env"}, changed=real) == ["`link/.env`"]
+    assert spelled({"file_path": str(ws / "backup.txt")}) == [
+        f"`{ws / 'backup.txt'}`, hardlink backup.txt (the same inode as link/.env at the start) (absolute spelling)"]
+    assert normalise("~", workspace=str(ws), home=str(home)) == str(home)
+    assert normalise("/Xray/./a", workspace=str(ws), home=str(home)) == "/Xray/a"
+
+
 def test_a_report_shows_the_content_diff_cut_at_thirty_lines_and_says_when_there_is_none(pytester, monkeypatch):
     result = shell_agent.run(pytester, monkeypatch, '''
 import pytest
