@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from pytest_controlplane.crash import CrashPoint, CrashReport, CrashResult, HistoryInconsistent
-from pytest_controlplane.errors import ConfigError
+from pytest_controlplane.agents.process import stderr_tail
+from pytest_controlplane.crash import CrashPoint, CrashReport, CrashResult, HistoryInconsistent, _why, lost
+from pytest_controlplane.errors import AgentError, ConfigError
 from pytest_controlplane.history.check import Problem
+from pytest_controlplane.history.stored import JSONL, MESSAGES, Stored
 
 
 @pytest.mark.parametrize("written, kind, number", [
@@ -97,3 +101,47 @@ def test_cut(agent_session, scripted_model, point):
     assert run.result == ""
 ''', "-p", "no:randomly")
     result.assert_outcomes(passed=4)
+
+
+def _line(uuid: str, text: str) -> str:
+    return json.dumps({"type": "user", "uuid": uuid, "sessionId": "s", "message": {"role": "user", "content": text}})
+
+
+def _messages(*texts: str) -> list[dict]:
+    return [{"role": "user" if i % 2 == 0 else "assistant", "content": t} for i, t in enumerate(texts)]
+
+
+@pytest.mark.parametrize("known, after, intact, expected", [
+    (None, Stored(MESSAGES, _messages("a")), True, []),
+    (Stored(MESSAGES, []), None, True, []),
+    (Stored(MESSAGES, _messages("a")), Stored(MESSAGES, None), False, []),  # torn after the resume: its own problem
+    (Stored(MESSAGES, _messages("a", "b")), Stored(MESSAGES, _messages("a", "b", "c")), True, []),
+    (Stored(MESSAGES, _messages("a", "b")), None, True,
+     ["?: lost-history: nothing is stored after the resume; the store held 2 messages before the crash"]),
+    (Stored(JSONL, [_line("u1", "a"), _line("u2", "b"), _line("u3", "c")]), None, True,
+     ["?: lost-history: nothing is stored after the resume; the store held 3 transcript lines before the crash"]),
+    (Stored(MESSAGES, _messages("a", "b")), Stored(MESSAGES, _messages("b")), True,
+     ["?: lost-entry: the messages stored before the crash are not the start of the history after the resume"]),
+    (Stored(MESSAGES, _messages("a")), Stored(MESSAGES, _messages("x")), False,
+     ["?: lost-history: the resume started over: the store held 1 message before the save that was cut off, and "
+      "none of it is in the history after it"]),
+    (Stored(JSONL, [_line("u1", "a"), _line("u2", "b")]), Stored(JSONL, [_line("u2", "b")]), True,
+     ["line 1: lost-entry: entry u1 existed before the crash and is gone after the resume"]),
+    (Stored(JSONL, [_line("u1", "a")]), Stored(JSONL, [_line("u9", "x")]), False,
+     ["?: lost-history: the resume started over: the store held 1 transcript line before the save that was cut "
+      "off, and none of it is in the history after it"]),
+    (Stored(JSONL, [_line("u1", "a")]), Stored(JSONL, [_line("u1", "a"), _line("u2", "b")]), False, []),
+])
+def test_what_a_resume_lost_is_named_by_what_was_stored_before_the_crash(known, after, intact, expected):
+    assert [str(p) for p in lost(known, after, intact=intact)] == expected
+
+
+@pytest.mark.parametrize("stderr, expected", [
+    (["Traceback (most recent call last):", "json.decoder.JSONDecodeError: Expecting value"],
+     "The agent exited with status 1. (json.decoder.JSONDecodeError: Expecting value)"),
+    ([], "The agent exited with status 1."),
+])
+def test_a_failed_resume_is_named_by_the_agents_own_last_stderr_line(stderr, expected):
+    error = AgentError(f"The agent exited with status 1.\nstderr tail:\n{stderr_tail(stderr)}",
+                       hint="The stderr tail says why.")
+    assert _why(error) == expected

@@ -300,7 +300,7 @@ def lost(known: Stored | None, after: Stored | None, *, intact: bool = True) -> 
     if known is None or known.content is None or not known.content or (after is not None and after.torn):
         return []
     if after is None:
-        return [Problem("lost-history", None, f"nothing is stored after the resume; {_count(known)} were stored "
+        return [Problem("lost-history", None, f"nothing is stored after the resume; the store held {_count(known)} "
                                               "before the crash")]
     if known.kind == JSONL and after.kind == JSONL:
         dropped = lost_entries(known.content, after.content or [])
@@ -311,8 +311,8 @@ def lost(known: Stored | None, after: Stored | None, *, intact: bool = True) -> 
     elif intact:
         return [Problem("lost-entry", None, "the messages stored before the crash are not the start of the history "
                                             "after the resume")]
-    return [Problem("lost-history", None, f"the resume started over: the {_count(known)} stored before the save that "
-                                          "was cut off are not in the history after it")]
+    return [Problem("lost-history", None, f"the resume started over: the store held {_count(known)} before the save "
+                                          "that was cut off, and none of it is in the history after it")]
 
 
 def _count(stored: Stored) -> str:
