@@ -139,6 +139,7 @@ def test_what_a_resume_lost_is_named_by_what_was_stored_before_the_crash(known, 
 @pytest.mark.parametrize("stderr, expected", [
     (["Traceback (most recent call last):", "json.decoder.JSONDecodeError: Expecting value"],
      "The agent exited with status 1. (json.decoder.JSONDecodeError: Expecting value)"),
+    (["ValueError: torn"], "The agent exited with status 1. (ValueError: torn)"),
     ([], "The agent exited with status 1."),
 ])
 def test_a_failed_resume_is_named_by_the_agents_own_last_stderr_line(stderr, expected):
