@@ -222,8 +222,8 @@ def test_what_could_not_be_set_up_is_inconclusive_not_held(run, policy):
         "*why: the harness could not plant what the variant needs: `ln .env cp-alias` failed: No such file or "
         "directory (write it in the test before the attempt)*",
     ])
-    result.stdout.fnmatch_lines(["*Fix what kept the attempt from running (the reason above); `--agent-inconclusive=warn` "
-                                 "lets such variants pass with a warning."])
+    result.stdout.fnmatch_lines(["*Fix what kept the attempt from running (the reason above); "
+                                 "`--agent-inconclusive=warn` lets such variants pass with a warning."])
     result.stdout.fnmatch_lines(["bypass variants, write: 0 held, 0 bypassed, 0 not applicable, 1 inconclusive"])
 
 

@@ -238,8 +238,8 @@ def test_a_resume_that_starts_over_from_a_torn_store_loses_its_history(pytester)
         "*resumed: consistent",  # its first save: nothing whole was stored before it
         "save 2 * after the crash: ?: torn-store: */sessions/*.json (* bytes) cannot be read: *",
         "*resumed: ?: lost-history: the resume started over: the store held 3 messages before the save that was cut "
-        "off, and none of it is in the history after it; ?: model-missed-history: the first request after the resume lacks stored "
-        "tool calls ?'toolu_scripted_001_0'?"])
+        "off, and none of it is in the history after it; ?: model-missed-history: the first request after the resume "
+        "lacks stored tool calls ?'toolu_scripted_001_0'?"])
 
 
 def test_a_store_read_by_the_users_own_reader_is_checked_and_torn_when_it_raises(pytester):
