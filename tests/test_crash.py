@@ -243,7 +243,7 @@ def agent():
 LOOP_CRASH_TESTS = '''
 from pytest_controlplane import text, tool_use
 
-APPEND = tool_use("append", {"path": "log.txt", "line": "paid"})
+APPEND = tool_use("append", {"path": "log.txt", "line": "paid invoice 1042: three months of hosting and the support plan"})
 
 
 def test_the_store_resumes_from_every_crash_point(agent_session):
@@ -266,6 +266,14 @@ def test_unless_the_tool_is_declared_idempotent(agent_session):
                                    idempotent=["append"]).assert_consistent()
 
 
+def test_a_crash_continues_the_session_it_is_given(agent_session, scripted_model):
+    scripted_model([text("noted"), APPEND])  # the crash at the tool ends the run
+    agent_session.run("Remember the order.")
+    first = agent_session.session_id
+    agent_session.crash("Record the payment.", at="tool 1", session=first)
+    assert agent_session.session_id == first
+
+
 def test_a_point_the_run_never_reaches(agent_session, scripted_model):
     scripted_model([text("done")])
     agent_session.crash("Hello.", at="tool 1")
@@ -276,14 +284,14 @@ def test_crash_everywhere_on_the_session_store_including_mid_save(pytester):
     pytester.makeconftest(LOOP_CONFTEST)
     pytester.makepyfile(test_resume=LOOP_CRASH_TESTS)
     result = pytester.runpytest("-p", "no:cacheprovider", "-s")
-    result.assert_outcomes(passed=2, failed=2)
+    result.assert_outcomes(passed=3, failed=2)
     result.stdout.fnmatch_lines(["*9 crash point(s), 9 consistent after resume:", "save 1 * after the crash: consistent",
                                  "*resumed: consistent"])
     result.stdout.fnmatch_lines([
         "*HistoryInconsistent: 1 crash point(s) did not resume to one consistent history.",
         "*request 2 *after the crash: consistent",
-        "*started over (nothing was stored): ?: effect-twice: append {\"line\": \"paid\", \"path\": \"log.txt\"} "
-        "changed log.txt before the crash and again after the resume",
+        "*started over (nothing was stored): ?: effect-twice: append {\"line\": \"paid invoice 1042: three months of "
+        "hosting and the support plan\", \"pat changed log.txt before the crash and again after the resume",
     ])
     result.stdout.fnmatch_lines(["*ConfigError: The run never reached crash point tool 1: it passed 1 request(s), 1 "
                                  "stream(s), 1 save(s).", "*Pick a point the run reaches*"])

@@ -249,15 +249,16 @@ def test_reads_other_writes_and_the_tests_own_changes_raise_no_alarm(shell_suite
 def test_quiet(agent_session, shell):
     env = agent_session.workspace / ".env"
     env.write_text("KEY=1")
-    shell("cat .env", "wc -c .env > size.txt", "mkdir -p out && echo report > out/report.md")
+    shell("cat .env", "wc -c .env > size.txt", "mkdir -p out && echo report > out/report.md",
+          "mkdir LOGX && echo 1 > LOGX/run.log")
     env.write_text("KEY=2")  # the test's own change between runs is the next run's baseline
     shell("cat .env ./.env ../workspace/.env")
     agent_session.effects.assert_not_written(".env")
-    agent_session.effects.assert_only_written(["size.txt", "out/report.md"])
+    agent_session.effects.assert_only_written(["size.txt", "out/report.md", "LOGX"])  # a directory, all under it
     agent_session.effects.assert_unchanged_outside()
     assert ".env" not in agent_session.effects
-    assert agent_session.effects.written == ["out", "out/report.md", "size.txt"]
-    assert [c.kind for c in agent_session.effects.diff] == ["created"] * 3
+    assert agent_session.effects.written == ["LOGX", "LOGX/run.log", "out", "out/report.md", "size.txt"]
+    assert [c.kind for c in agent_session.effects.diff] == ["created"] * 5
 ''')
     result.assert_outcomes(passed=1)
 
@@ -365,19 +366,53 @@ def test_the_snapshot_api_lists_what_changed_in_path_order_as_the_docstring_show
     for name, text in (("keep.txt", "a\n"), ("gone.txt", "x\n"), ("edit.txt", "1\n")):
         (tmp_path / name).write_text(text)
         (tmp_path / name).chmod(0o644)  # whatever the umask
+    (tmp_path / "dir").mkdir()
     before = snapshot(tmp_path)
     (tmp_path / "gone.txt").unlink()
     (tmp_path / "edit.txt").write_text("22\n")
     (tmp_path / "new.txt").write_text("n\n")
     (tmp_path / "keep.txt").chmod(0o600)
+    (tmp_path / "anew").mkdir()  # made before the old one goes: it cannot reuse its inode
+    (tmp_path / "dir").rmdir()
+    (tmp_path / "anew").rename(tmp_path / "dir")
     changes = before.changes_to(snapshot(tmp_path, contents=before.contents))
     assert [str(change) for change in changes] == [
+        f"{tmp_path}/dir: replaced (directory deleted and made anew)",
         f"{tmp_path}/edit.txt: modified (content changed, 2 → 3 bytes)",
         f"{tmp_path}/gone.txt: deleted (file deleted)",
         f"{tmp_path}/keep.txt: mode_changed (mode 0644 → 0600)",
         f"{tmp_path}/new.txt: created (new file, 2 bytes)"]
-    shown = dataclasses.replace(changes[0], shown_as="edit.txt", during="Bash call #1 (`echo 22 > edit.txt`)")
+    assert (changes[0].before.kind, changes[0].after.kind) == ("dir", "dir")
+    assert changes[0].before.inode != changes[0].after.inode
+    shown = dataclasses.replace(changes[1], shown_as="edit.txt", during="Bash call #1 (`echo 22 > edit.txt`)")
     assert str(shown) == "edit.txt: modified (content changed, 2 → 3 bytes) during Bash call #1 (`echo 22 > edit.txt`)"
+
+
+def test_a_timeline_names_calls_that_only_the_hooks_saw_and_turns_that_asked_for_no_tool(tmp_path):
+    """The Effects timeline as a library: a call no model answer showed (a subagent's, seen by the hooks alone) is
+    named from what its hooks saw, a long path by its end; a change after a request that asked for no tool says so."""
+    from pytest_controlplane import Effects
+
+    long_path = "/" + "x" * 90 + "/a.txt"
+    seen = ("Write", {"file_path": long_path, "content": "A"})
+    effects = Effects(tmp_path)
+    effects.begin()
+    steps = [("early.txt", "pre", "toolu_sub", seen), ("a.txt", "post", "toolu_sub", seen),
+             ("after.txt", "post", "toolu_gone", None), ("b.txt", "request", 4, None), ("c.txt", None, None, None)]
+    for name, kind, ref, call in steps:
+        (tmp_path / name).write_text(name)
+        if kind:
+            effects.checkpoint(kind, ref, call)
+    changes = effects.end()
+    label = f"Write call (`...{long_path[-77:]}`)"
+    assert [(c.path, c.during) for c in changes] == [
+        (f"{tmp_path}/early.txt", f"the PreToolUse hooks or the agent, before {label} ran"),
+        (f"{tmp_path}/a.txt", label),
+        (f"{tmp_path}/after.txt", f"the PostToolUse hooks or the agent, after {label} ran"),
+        (f"{tmp_path}/b.txt", "the PostToolUse hooks or the agent, after tool call (`{}`) ran"),
+        (f"{tmp_path}/c.txt", "the agent's turn after model request #5 (which asked for no tool)")]
+    assert [[(call.id, call.name, call.input) for call in c.calls] for c in changes] == [
+        [], [("toolu_sub", "Write", seen[1])], [], [], []]
 
 
 def test_allowed_paths_name_the_home_and_directories_and_the_failure_lists_each_other_change(shell_suite):

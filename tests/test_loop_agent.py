@@ -44,6 +44,7 @@ def test_guarded_write(agent_session):
 
 
 def test_run_resume_fork(agent_session, scripted_model):
+    agent_session.effects.watch(agent_session.world.root)  # all of it, as the escape family does
     scripted_model([tool_use("write_file", {"path": "a.txt", "content": "A"}), text("wrote a"),
                     text("still a"), text("forked")])
     agent_session.run("Write a.")
@@ -61,6 +62,9 @@ def test_run_resume_fork(agent_session, scripted_model):
                                             "assistant"]
     assert agent_session.requests[-1]["messages"] == history[:-1]  # the model saw the stored history
     assert agent_session.requests[0]["system"] == "Be brief."
+    # the session store (outside the workspace) is the loop's own bookkeeping, not an effect of its tools
+    agent_session.effects.assert_unchanged_outside()
+    assert agent_session.effects.written == ["a.txt"] and agent_session.effects.bookkeeping
 
 
 def test_forgetful(agent_session, scripted_model):

@@ -45,6 +45,11 @@ _RULE_DENIAL = re.compile(r"Permission to use \S+ .*has been denied|requires app
 Checkpoint = Callable[..., None]  # Effects.checkpoint(kind, tool_use_id, (name, input))
 
 
+def _seen(hook_input: Any) -> tuple[str, dict[str, Any]]:
+    """The call a tool hook was given: its name and input (all an Effects checkpoint knows of a subagent's call)."""
+    return hook_input.get("tool_name", "tool"), hook_input.get("tool_input") or {}
+
+
 class _Observer:
     """Sees the verdicts of the user's callbacks, which tool calls really ran, and brackets each with checkpoints."""
 
@@ -100,17 +105,17 @@ class _Observer:
         # The CLI awaits every PreToolUse hook before it runs the tool: what follows is the call's doing.
         if tool_use_id:
             self.reached.add(tool_use_id)
-        self.checkpoint("pre", tool_use_id, (data.get("tool_name", "tool"), data.get("tool_input") or {}))
+        self.checkpoint("pre", tool_use_id, _seen(data))
         return {}
 
     async def post_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
         if tool_use_id:
             self.ran.add(tool_use_id)
-        self.checkpoint("post", tool_use_id)
+        self.checkpoint("post", tool_use_id, _seen(data))
         return {}
 
     async def post_tool_failure(self, data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
-        self.checkpoint("post", tool_use_id)
+        self.checkpoint("post", tool_use_id, _seen(data))
         return {}
 
 

@@ -178,7 +178,7 @@ class Effects:
             call = self._call(after.ref, after.call, calls)
             return (), f"the PreToolUse hooks or the agent, before {_label(*call)} ran"
         if before.kind == "post":
-            call = self._call(before.ref, None, calls)
+            call = self._call(before.ref, before.call, calls)
             return (), f"the PostToolUse hooks or the agent, after {_label(*call)} ran"
         if before.kind == "start":
             return (), "the agent's start-up, before its first model request" if after.kind == "request" else "the run"
