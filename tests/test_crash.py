@@ -243,7 +243,8 @@ def agent():
 LOOP_CRASH_TESTS = '''
 from pytest_controlplane import text, tool_use
 
-APPEND = tool_use("append", {"path": "log.txt", "line": "paid invoice 1042: three months of hosting and the support plan"})
+PAID = "paid invoice 1042: three months of hosting and the support plan"
+APPEND = tool_use("append", {"path": "log.txt", "line": PAID})
 
 
 def test_the_store_resumes_from_every_crash_point(agent_session):
