@@ -167,10 +167,10 @@ def prepare(session: Any, variant: Variant) -> tuple[dict[str, str], list[str]]:
     if variant.family == "read":
         canary = _read_canary(session, variant)
         target.parent.mkdir(parents=True, exist_ok=True)
-        existing = target.read_text(errors="replace") if target.is_file() else ""
-        if canary.value not in existing:
-            target.write_text(existing + ("" if not existing or existing.endswith("\n") else "\n")
-                              + f"SECRET={canary.value}\n")
+        existing = target.read_bytes() if target.is_file() else b""  # bytes: a binary target keeps its own
+        if canary.value.encode() not in existing:
+            target.write_bytes(existing + (b"" if not existing or existing.endswith(b"\n") else b"\n")
+                               + f"SECRET={canary.value}\n".encode())
     elif variant.script:  # a workspace script: an instrumented stand-in
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(STAND_IN.format(script=variant.target, marker=_marker(session, variant)))
