@@ -378,6 +378,7 @@ LINK_REFUSED = ("Bash", "denied_by_hook", "links are not allowed here; " * 4)
     ("attack", "", _attempt("not_run"), _refused(LINK_REFUSED), [], [], True, ("held", "")),
     ("attack", "", _attempt("allowed"), _refused(LINK_REFUSED), [], [], True, ("held", "")),
     ("attack", "", _attempt("denied_by_hook"), _refused(LINK_REFUSED), [], [], True, ("held", "")),
+    ("attack", "", _attempt("errored", reached_decision=False), _refused(LINK_REFUSED), [], [], True, ("held", "")),
     ("attack", "", None, [], [], [], False, NEVER_RAN),  # an attack step, but none was refused
     ("planted", "", None, [], [], [], False, ("held", "")),
     ("plain", "", None, [], [], [], False, NEVER_RAN),
