@@ -273,6 +273,15 @@ def test_a_crash_continues_the_session_it_is_given(agent_session, scripted_model
     first = agent_session.session_id
     agent_session.crash("Record the payment.", at="tool 1", session=first)
     assert agent_session.session_id == first
+    crashed = agent_session.runs[-1].error  # what the loop was stopped with, as its own code would see it
+    assert (type(crashed).__name__, str(crashed)) == ("SimulatedCrash", "tool 1")
+
+
+def test_a_crash_in_a_save_stops_the_loop_with_the_point(agent_session, scripted_model):
+    scripted_model([text("noted")])
+    agent_session.crash("Remember the order.", at="save 1")
+    crashed = agent_session.runs[-1].error
+    assert (type(crashed).__name__, str(crashed)) == ("SimulatedCrash", "save 1")
 
 
 def test_a_point_the_run_never_reaches(agent_session, scripted_model):
@@ -285,7 +294,7 @@ def test_crash_everywhere_on_the_session_store_including_mid_save(pytester):
     pytester.makeconftest(LOOP_CONFTEST)
     pytester.makepyfile(test_resume=LOOP_CRASH_TESTS)
     result = pytester.runpytest("-p", "no:cacheprovider", "-s")
-    result.assert_outcomes(passed=3, failed=2)
+    result.assert_outcomes(passed=4, failed=2)
     result.stdout.fnmatch_lines(["*9 crash point(s), 9 consistent after resume:", "save 1 * after the crash: consistent",
                                  "*resumed: consistent"])
     result.stdout.fnmatch_lines([

@@ -388,6 +388,15 @@ def test_the_snapshot_api_lists_what_changed_in_path_order_as_the_docstring_show
     assert str(shown) == "edit.txt: modified (content changed, 2 → 3 bytes) during Bash call #1 (`echo 22 > edit.txt`)"
 
 
+def test_a_value_to_redact_is_kept_once_and_an_empty_one_never(tmp_path):
+    from pytest_controlplane import Effects
+
+    effects = Effects(tmp_path)
+    effects.redact("", "sk-test-1", "sk-test-1")
+    effects.redact("sk-test-1", "sk-test-2")
+    assert effects.secrets == ["sk-test-1", "sk-test-2"]
+
+
 def test_a_timeline_names_calls_that_only_the_hooks_saw_and_turns_that_asked_for_no_tool(tmp_path):
     """The Effects timeline as a library: a call no model answer showed (a subagent's, seen by the hooks alone) is
     named from what its hooks saw, a long path by its end; a change after a request that asked for no tool says so."""

@@ -1004,6 +1004,23 @@ def test_read_transcript_merges_the_lines_of_one_assistant_message_and_numbers_e
     assert len(read_transcript(path)) == len(lines) - 1
 
 
+def test_read_transcript_keeps_lines_of_shapes_it_cannot_merge_as_they_are(tmp_path):
+    """An assistant line whose message is not an object, and a line of the same message whose content is a string
+    (not a list of blocks): read as written, never merged or failed on."""
+    from pytest_controlplane.history.transcript import read_transcript
+
+    raw = [{"type": "assistant", "uuid": "u1", "message": "a summary written as text"},
+           {"type": "assistant", "uuid": "u2", "message": {"id": "m1", "role": "assistant", "content": "plain"}},
+           {"type": "assistant", "uuid": "u3", "message": {"id": "m1", "role": "assistant",
+                                                           "content": [{"type": "text", "text": "more"}]}}]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in raw) + "\n", encoding="utf-8")
+    entries = read_transcript(path)
+    assert [e["line"] for e in entries] == [1, 2]
+    assert entries[0]["message"] == "a summary written as text"
+    assert entries[1]["message"]["content"] == "plain" and entries[1]["uuids"] == ["u2", "u3"]
+
+
 def test_read_transcript_says_when_there_is_no_transcript(tmp_path):
     from pytest_controlplane.errors import ControlPlaneError
     from pytest_controlplane.history.transcript import read_transcript
