@@ -388,6 +388,44 @@ def test_the_snapshot_api_lists_what_changed_in_path_order_as_the_docstring_show
     assert str(shown) == "edit.txt: modified (content changed, 2 → 3 bytes) during Bash call #1 (`echo 22 > edit.txt`)"
 
 
+def test_a_path_is_resolved_through_every_link_as_the_snapshot_saw_it(tmp_path):
+    """`resolve` follows links the snapshot recorded (relative, absolute, through `..`), links outside its roots on
+    the live filesystem, and stops after `limit` hops in a loop."""
+    from pytest_controlplane.effects.snapshot import resolve, snapshot
+
+    ws = tmp_path / "ws"
+    (ws / "dir").mkdir(parents=True)
+    (ws / "a.txt").write_text("a")
+    for name, target in (("rel", "dir"), ("abs", f"{ws}/dir"), ("up", "../ws/a.txt"), ("loop1", "loop2"),
+                         ("loop2", "loop1")):
+        (ws / name).symlink_to(target)
+    (tmp_path / "outside").symlink_to(ws / "a.txt")  # not under the snapshot's root: read from the disk
+    snap = snapshot(ws)
+    (ws / "rel").unlink()  # gone from the disk now: the snapshot's record is what counts
+    assert [resolve(path, snap) for path in (f"{ws}/./dir/../a.txt", f"{ws}/rel/x", f"{ws}/abs/x", f"{ws}/dir/../up",
+                                             f"{tmp_path}/outside", "/..", f"{ws}/loop1/x")] == [
+        f"{ws}/a.txt", f"{ws}/dir/x", f"{ws}/dir/x", f"{ws}/a.txt", f"{ws}/a.txt", "/", f"{ws}/loop1/x"]  # 40 hops
+    assert [resolve(f"{ws}/loop1", snap, limit=n) for n in (0, 1, 2, 3)] == [
+        f"{ws}/loop1", f"{ws}/loop2", f"{ws}/loop1", f"{ws}/loop2"]
+
+
+def test_watched_paths_are_spelled_from_the_workspace_and_home_and_a_change_in_no_call_says_no_call(tmp_path):
+    from pytest_controlplane import Effects
+
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    home.mkdir()
+    (tmp_path / "sentinel.txt").write_text("1")
+    effects = Effects(ws, home=home)  # HOME is no root here: only what is watched in it
+    effects.watch("../sentinel.txt", "~/.bashrc")
+    with effects.observe():
+        (tmp_path / "sentinel.txt").write_text("22")
+        (home / ".bashrc").write_text("x")
+    assert [effects.describe(c) for c in effects.changes] == [
+        f"  run 1: {home}/.bashrc created (new file, 1 bytes)",
+        f"  run 1: {tmp_path}/sentinel.txt modified (content changed, 1 → 2 bytes)"]
+
+
 def test_a_value_to_redact_is_kept_once_and_an_empty_one_never(tmp_path):
     from pytest_controlplane import Effects
 

@@ -70,7 +70,7 @@ def test_a_store_cut_off_part_way_is_torn_with_its_size(tmp_path):
     (tmp_path / "empty.json").write_text("")
     (tmp_path / "torn.jsonl").write_text("".join(json.dumps(m) + "\n" for m in _sdk_messages()) + '{"role": "assi')
     half = read_stored(tmp_path / "half.json")
-    assert half.torn and half.content is None
+    assert half.torn and half.content is None and (half.kind, half.path) == (MESSAGES, tmp_path / "half.json")
     assert [str(p) for p in half.check()] == [
         f"?: torn-store: {tmp_path / 'half.json'} (101 bytes) cannot be read: not a whole JSON document (Unterminated "
         "string starting at: line 1 column 100 (char 99)); a save was cut off part-way"]
@@ -94,8 +94,10 @@ def test_a_store_of_no_known_shape_names_the_file_and_the_history_option(tmp_pat
     with pytest.raises(SessionCorrupt) as raised:
         read_stored(tmp_path / "s.json")
     assert str(raised.value).startswith(f"Cannot read the session stored at {tmp_path / 's.json'}: {what}. Known "
-                                        "shapes: Claude Code JSONL, JSONL of messages, ")
+                                        "shapes: Claude Code JSONL, JSONL of messages, a JSON list of messages, or a "
+                                        "JSON object with a \"messages\" list.")
     assert "CommandAgent(..., history=lambda world, session_id: <the messages list" in raised.value.hint
+    assert raised.value.path == tmp_path / "s.json"
 
 
 # --- the save hook, on every way Python writes a file ----------------------------------------------------------------
