@@ -295,5 +295,9 @@ def test_agent_history_reads_through_the_users_reader_and_says_when_it_cannot(tm
     assert str(raised.value).startswith(f"{store} (50 bytes) cannot be read: history(world, 's1') raised "
                                         "JSONDecodeError: ")
     assert raised.value.hint == "A save was cut off; an atomic save (temp file, fsync, rename) never leaves this."
+    no_file = CommandAgent(["my-agent"], history=lambda w, s: json.loads(store.read_text())["turns"])
+    assert [str(p) for p in no_file.stored(world, "s1").check()] == [  # a reader with no transcript= to name
+        "?: torn-store: the stored session cannot be read: history(world, 's1') raised JSONDecodeError: Unterminated "
+        "string starting at: line 1 column 40 (char 39); a save was cut off part-way"]
     with pytest.raises(ConfigError, match=r"CommandAgent\(history=\.\.\.\) takes a function"):
         CommandAgent(["my-agent"], history="sessions/")
