@@ -141,8 +141,9 @@ def test_what_a_resume_lost_is_named_by_what_was_stored_before_the_crash(known, 
      "The agent exited with status 1. (json.decoder.JSONDecodeError: Expecting value)"),
     (["ValueError: torn"], "The agent exited with status 1. (ValueError: torn)"),
     ([], "The agent exited with status 1."),
+    (None, "The agent exited with status 1."),  # no stderr tail in the error at all
 ])
 def test_a_failed_resume_is_named_by_the_agents_own_last_stderr_line(stderr, expected):
-    error = AgentError(f"The agent exited with status 1.\nstderr tail:\n{stderr_tail(stderr)}",
-                       hint="The stderr tail says why.")
+    tail = f"\nstderr tail:\n{stderr_tail(stderr)}" if stderr is not None else ""
+    error = AgentError(f"The agent exited with status 1.{tail}", hint="The stderr tail says why.")
     assert _why(error) == expected
