@@ -426,6 +426,24 @@ def test_watched_paths_are_spelled_from_the_workspace_and_home_and_a_change_in_n
         f"  run 1: {tmp_path}/sentinel.txt modified (content changed, 1 → 2 bytes)"]
 
 
+def test_a_chmod_of_an_inode_shared_by_hardlinks_is_one_change_made_outside_any_call(tmp_path):
+    import os
+
+    from pytest_controlplane import Effects
+
+    (tmp_path / ".env").write_text("KEY=1\n")
+    os.link(tmp_path / ".env", tmp_path / "env-hard")
+    (tmp_path / ".env").chmod(0o600)
+    effects = Effects(tmp_path)
+    with effects.observe():
+        (tmp_path / ".env").chmod(0o644)
+    assert effects.explain(".env").splitlines() == [
+        ".env was written — 1 change(s) reached it:",
+        "  run 1: .env mode_changed (mode 0600 → 0644)",
+        "    route: its own name",  # no call to name it: observe() saw no tool calls
+        "    the same write shows as env-hard (a hardlink: the same inode)"]
+
+
 def test_a_value_to_redact_is_kept_once_and_an_empty_one_never(tmp_path):
     from pytest_controlplane import Effects
 

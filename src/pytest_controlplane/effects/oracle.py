@@ -286,10 +286,10 @@ class Effects:
         shown = self.show(target)
         if not found:
             return f"{shown} was not written (under any name reaching it) in {len(self._runs)} run(s)."
-        # One write to an inode shared by hardlinks shows under each name: report it once.
+        # One write (or chmod) to an inode shared by hardlinks shows under each name: report it once.
         writes: dict[tuple[Any, ...], list[tuple[Change, str]]] = {}
         for change, route in found:
-            same_write = change.kind == "modified" and change.before and change.after \
+            same_write = change.kind in ("modified", "mode_changed") and change.before and change.after \
                 and change.before.inode == change.after.inode
             key = (change.run, change.during, change.after.inode, change.after.digest) if same_write else (id(change),)
             group = writes.setdefault(key, [])
