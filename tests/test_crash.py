@@ -249,10 +249,16 @@ APPEND = tool_use("append", {"path": "log.txt", "line": PAID})
 
 def test_the_store_resumes_from_every_crash_point(agent_session):
     report = agent_session.crash_everywhere(
-        "Record the payment.", before=["Remember the order."],
-        script=[text("noted"), APPEND, tool_use("read_file", {"path": "log.txt"}), text("done")])
+        "Record the payment.", before=["Remember the order.", "And the address."],
+        script=[text("noted"), text("noted too"), APPEND, tool_use("read_file", {"path": "log.txt"}), text("done")])
     print(report)
     assert "save 1" in [str(r.point) for r in report.results]  # inside the session save, before the rename
+    assert agent_session.crash_reports == [report]
+    for result in report.results:  # one session from the first prompt on
+        assert [m["content"] for m in result.history if m["role"] == "user"][:2] == [
+            "Remember the order.", "And the address."]
+    # the resume gets what is left of the script, then "Done."
+    assert {r.history[-1]["content"][0]["text"] for r in report.results} == {"done", "Done."}
     report.assert_consistent()
 
 

@@ -444,6 +444,29 @@ def test_a_chmod_of_an_inode_shared_by_hardlinks_is_one_change_made_outside_any_
         "    the same write shows as env-hard (a hardlink: the same inode)"]
 
 
+def test_a_path_outside_a_runs_snapshot_names_that_runs_roots_and_no_run_is_an_error_too(tmp_path):
+    from pytest_controlplane import Effects
+    from pytest_controlplane.errors import ConfigError
+
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    effects = Effects(ws, home=home)
+    with pytest.raises(ConfigError) as raised:
+        effects.assert_not_written(".env")
+    assert raised.value.hint == "Call agent_session.run(...) (or attempt(...)) before asserting on its effects."
+    with effects.observe():
+        pass
+    effects.watch(tmp_path / "sentinel.txt")  # from run 2 on
+    with effects.observe():
+        pass
+    sentinel = tmp_path / "sentinel.txt"
+    for path, shown in ((sentinel, sentinel), ("~/.ssh/id_rsa", home / ".ssh/id_rsa")):
+        with pytest.raises(ConfigError) as raised:
+            effects.assert_not_written(path)
+        assert str(raised.value).splitlines()[0] == (f"{shown} lies outside every snapshotted root of run 1 (the "
+                                                     "workspace), so nothing can be said about whether it was written.")
+
+
 def test_a_value_to_redact_is_kept_once_and_an_empty_one_never(tmp_path):
     from pytest_controlplane import Effects
 
