@@ -276,12 +276,9 @@ def test_the_inconclusive_policy_fails_or_warns_with_the_message():
 def test_what_held_a_variant_is_named_from_the_call():
     """The "held by" line of a held variant's report: the hook, the callback or a rule, a refusal (with what it
     said, and whether the agent could be seen from inside), or no effect at all."""
-    from pytest_controlplane.agents.outcome import ToolCall
     from pytest_controlplane.bypass.judge import _held_by
 
-    def call(verdict, **fields):
-        return ToolCall("toolu_1", "Bash", {"command": "x"}, verdict=verdict, **fields)
-
+    call = _attempt
     long = "r" * 150
     assert [_held_by(attempt) for attempt in (
         None, call("denied_by_hook"), call("denied_by_permission", permissions_consulted=1),
@@ -358,11 +355,12 @@ def _attempt(verdict, **fields):
     return ToolCall("toolu_1", "Write", {"file_path": ".env"}, verdict=verdict, **fields)
 
 
-def _refused(*verdicts_and_reasons):
+def _refused(*steps):
+    """Setup calls from (tool, verdict, reason)."""
     from pytest_controlplane.agents.outcome import ToolCall
 
     return [ToolCall(f"toolu_0{i}", name, {}, verdict=verdict, reason=reason)
-            for i, (name, verdict, reason) in enumerate(verdicts_and_reasons)]
+            for i, (name, verdict, reason) in enumerate(steps)]
 
 
 LINK_REFUSED = ("Bash", "denied_by_hook", "links are not allowed here; " * 4)
