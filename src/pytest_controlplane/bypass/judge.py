@@ -289,10 +289,11 @@ def _evidence(session: Any, variant: Variant, number: int, before: int) -> str:
     if variant.family == "write":
         target = _target_path(session, variant)
         if variant.target.endswith("/"):
+            # The world is created resolved; a change is recorded where it landed: under the directory's real path.
             root = str(target.parent)
             real = os.path.realpath(root)
             changed = [c for c in effects.changes if c.run == number and not c.bookkeeping
-                       and (c.path == root or c.path.startswith(root + "/") or c.path.startswith(real + "/"))]
+                       and (c.path == root or c.path.startswith(real + "/"))]
             return "\n".join(effects.describe(c) for c in changed)
         found = [(c, route) for c, route in effects.violations(target) if c.run == number]
         return effects.explain(target) if found else ""
