@@ -323,9 +323,8 @@ def _evidence(session: Any, variant: Variant, number: int, before: int) -> str:
     return "\n".join(f"`{f'{program} {line}'.strip()}` ran (the shim on PATH recorded it)" for line in ran)
 
 
-def _target_path(session: Any, variant: Variant) -> Path | None:
-    if variant.family == "escape" or (variant.family == "exec" and not variant.script):
-        return None
+def _target_path(session: Any, variant: Variant) -> Path:
+    """The file a write, read or script variant is about (a directory target: the file planted in it)."""
     path = variant.target + "cp-planted.txt" if variant.target.endswith("/") else variant.target
     return session.world.workspace / path
 
@@ -348,5 +347,5 @@ def _offered(exchanges: list[Any], tool: str) -> bool:
     for exchange in exchanges:
         body = exchange.request.json if isinstance(exchange.request.json, dict) else {}
         if "tools" in body:
-            return tool in {t.name for t in offered_tools(body, exchange.request.body or b"")}
+            return tool in {t.name for t in offered_tools(body, exchange.request.body)}
     return True
