@@ -147,3 +147,34 @@ def test_a_failed_resume_is_named_by_the_agents_own_last_stderr_line(stderr, exp
     tail = f"\nstderr tail:\n{stderr_tail(stderr)}" if stderr is not None else ""
     error = AgentError(f"The agent exited with status 1.{tail}", hint="The stderr tail says why.")
     assert _why(error) == expected
+
+
+
+def test_a_tool_crash_waits_for_the_cli_to_record_the_call_and_gives_up_at_its_deadline(tmp_path, monkeypatch):
+    """The Claude Code CLI appends the tool_use line on its own time; the crash polls for it (in any project's
+    transcript) and kills all the same if it never comes.  The clock is the test's: the CLI writes during the first
+    pause, and a deadline passes in pauses, not in seconds."""
+    import types
+
+    import pytest_controlplane.crash as crash
+    from pytest_controlplane.agents.world import World
+
+    world = World.create(tmp_path)
+    transcript = world.config_dir / "projects" / "-ws" / "s.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text('{"type": "user"}\n')
+    clock, pauses = [100.0], []
+
+    def pause(seconds):
+        pauses.append(seconds)
+        clock[0] += seconds
+        if len(pauses) == 1:  # the CLI records the call while the crash waits
+            with transcript.open("a") as f:
+                f.write('{"message": {"content": [{"type": "tool_use", "id": "toolu_9"}]}}\n')
+
+    monkeypatch.setattr(crash, "time", types.SimpleNamespace(monotonic=lambda: clock[0], sleep=pause))
+    crash.wait_until_recorded(world, "toolu_9")
+    assert pauses == [0.01]  # polled, paused once, found it
+    pauses.clear()
+    crash.wait_until_recorded(world, "toolu_never", seconds=0.1)  # returns: the report shows what was stored
+    assert 10 <= len(pauses) <= 11 and set(pauses) == {0.01}
