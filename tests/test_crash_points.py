@@ -131,9 +131,13 @@ def _messages(*texts: str) -> list[dict]:
      ["?: lost-history: the resume started over: the store held 1 transcript line before the save that was cut "
       "off, and none of it is in the history after it"]),
     (Stored(JSONL, [_line("u1", "a")]), Stored(JSONL, [_line("u1", "a"), _line("u2", "b")]), False, []),
+    (Stored(JSONL, [_line("u1", "a")]), Stored(MESSAGES, _messages("a")), True,  # the store changed its format
+     ["?: lost-entry: the messages stored before the crash are not the start of the history after the resume"]),
 ])
 def test_what_a_resume_lost_is_named_by_what_was_stored_before_the_crash(known, after, intact, expected):
     assert [str(p) for p in lost(known, after, intact=intact)] == expected
+    if intact:  # the default: what a session machine asks, with the store never cut
+        assert [str(p) for p in lost(known, after)] == expected
 
 
 @pytest.mark.parametrize("stderr, expected", [

@@ -268,8 +268,7 @@ def crash_and_resume(parent: Any, point: CrashPoint, prompt: str, script: Sequen
         first = next((e for e in session.gateway.exchanges[requests_before:] if e.request.route == "/v1/messages"),
                      None)
         if first is not None and known is not None:
-            sent = first.request.body.decode("utf-8", "replace")
-            missing = [i for i in tool_use_ids(known) if i not in sent]
+            missing = [i for i in tool_use_ids(known) if i.encode() not in first.request.body]
             if missing:
                 result.after.append(Problem("model-missed-history", None, f"the first request after the resume "
                                                                           f"lacks stored tool calls {missing}"))
