@@ -293,6 +293,11 @@ def test_a_crash_in_a_save_stops_the_loop_with_the_point(agent_session, scripted
 def test_a_point_the_run_never_reaches(agent_session, scripted_model):
     scripted_model([text("done")])
     agent_session.crash("Hello.", at="tool 1")
+
+
+def test_a_run_that_fails_before_the_point_shows_its_own_error(agent_session, scripted_model):
+    scripted_model([APPEND])  # no turn left for the request after the tool
+    agent_session.crash("Record the payment.", at="tool 2")
 '''
 
 
@@ -300,7 +305,7 @@ def test_crash_everywhere_on_the_session_store_including_mid_save(pytester):
     pytester.makeconftest(LOOP_CONFTEST)
     pytester.makepyfile(test_resume=LOOP_CRASH_TESTS)
     result = pytester.runpytest("-p", "no:cacheprovider", "-s")
-    result.assert_outcomes(passed=4, failed=2)
+    result.assert_outcomes(passed=4, failed=3)
     result.stdout.fnmatch_lines(["*9 crash point(s), 9 consistent after resume:", "save 1 * after the crash: consistent",
                                  "*resumed: consistent"])
     result.stdout.fnmatch_lines([
@@ -309,8 +314,13 @@ def test_crash_everywhere_on_the_session_store_including_mid_save(pytester):
         "*started over (nothing was stored): ?: effect-twice: append {\"line\": \"paid invoice 1042: three months of "
         "hosting and the support plan\", \"pat changed log.txt before the crash and again after the resume",
     ])
-    result.stdout.fnmatch_lines(["*ConfigError: The run never reached crash point tool 1: it passed 1 request(s), 1 "
-                                 "stream(s), 1 save(s).", "*Pick a point the run reaches*"])
+    result.stdout.fnmatch_lines(["E   *ConfigError: The run never reached crash point tool 1: it passed 1 request(s), "
+                                 "1 stream(s), 1 save(s).",
+                                 "E       Pick a point the run reaches (crash_everywhere lists them all)."])
+    # a run that ends on its own error before the point: that error, not "never reached"
+    result.stdout.fnmatch_lines(["E   *ScriptExhausted: The scripted model has 1 turn(s) and all were served; the agent "
+                                 "sent request #2 asking for another."])
+    assert "never reached crash point tool 2" not in result.stdout.str()
 
 
 def test_a_resume_that_does_not_show_the_model_its_history_is_caught(pytester):

@@ -188,15 +188,18 @@ def crash(session: Any, prompt: str, at: Any, resume: str | None) -> CrashResult
     """Run `prompt` in `session` (continuing `resume`), crash at `at`, and check what is stored right after."""
     point = CrashPoint.parse(at)
     session._crasher = crasher = Crasher(session, point)
+    failure: ControlPlaneError | None = None
     try:
         session._run(prompt, resume=resume)
-    except ControlPlaneError:
-        pass  # the crash we caused
+    except ControlPlaneError as error:
+        failure = error  # the crash we caused, if it fired
     finally:
         session._crasher = None
         session.gateway.interruptions.clear()
     if not crasher.fired:
-        counts = ", ".join(f"{n} {kind}(s)" for kind, n in crasher.seen.items()) or "nothing"
+        if failure is not None:
+            raise failure  # the run failed on its own before the point: that is what to fix
+        counts = ", ".join(f"{n} {kind}(s)" for kind, n in crasher.seen.items())
         raise ConfigError(f"The run never reached crash point {point}: it passed {counts}.",
                           hint="Pick a point the run reaches (crash_everywhere lists them all).")
     stored = stored_history(session.agent, session.world, resume or session._session_of_last_run())
