@@ -78,6 +78,10 @@ def test_a_store_cut_off_part_way_is_torn_with_its_size(tmp_path):
     assert "(0 bytes) cannot be read: empty;" in read_stored(tmp_path / "empty.json").check()[0].message
     torn_line = read_stored(tmp_path / "torn.jsonl")
     assert torn_line.content == _sdk_messages()
+    # A store written as UTF-8 (as Node writes JSON) and cut inside a character: torn, not a UnicodeDecodeError.
+    raw = json.dumps([{"role": "user", "content": "le café ☕"}], ensure_ascii=False).encode()
+    (tmp_path / "mid-char.json").write_bytes(raw[:raw.index("☕".encode()) + 1])
+    assert [p.kind for p in read_stored(tmp_path / "mid-char.json").check()] == ["torn-store"]
     assert [str(p) for p in torn_line.check()] == ["line 4: corrupt-line: not JSON: '{\"role\": \"assi'"]
     assert torn_line.path == tmp_path / "torn.jsonl"
     (tmp_path / "long.jsonl").write_text(json.dumps(_sdk_messages()[0]) + "\n" + "x" * 59 + "yz\n")
