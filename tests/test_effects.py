@@ -478,14 +478,16 @@ def test_a_value_to_redact_is_kept_once_and_an_empty_one_never(tmp_path):
 
 def test_a_timeline_names_calls_that_only_the_hooks_saw_and_turns_that_asked_for_no_tool(tmp_path):
     """The Effects timeline as a library: a call no model answer showed (a subagent's, seen by the hooks alone) is
-    named from what its hooks saw, a long path by its end; a change after a request that asked for no tool says so."""
+    named from what its hooks saw, a long path by its end and a long command by its start; a change after a request
+    that asked for no tool says so."""
     from pytest_controlplane import Effects
 
     long_path = "/" + "x" * 90 + "/a.txt"
     seen = ("Write", {"file_path": long_path, "content": "A"})
+    command = ("Bash", {"command": "echo " + "y" * 90 + " > cmd.txt"})
     effects = Effects(tmp_path)
     effects.begin()
-    steps = [("early.txt", "pre", "toolu_sub", seen), ("a.txt", "post", "toolu_sub", seen),
+    steps = [("zero.txt", "pre", "toolu_cmd", command), ("cmd.txt", "post", "toolu_cmd", command), ("early.txt", "pre", "toolu_sub", seen), ("a.txt", "post", "toolu_sub", seen),
              ("after.txt", "post", "toolu_gone", None), ("b.txt", "request", 4, None), ("c.txt", None, None, None)]
     for name, kind, ref, call in steps:
         (tmp_path / name).write_text(name)
@@ -494,13 +496,15 @@ def test_a_timeline_names_calls_that_only_the_hooks_saw_and_turns_that_asked_for
     changes = effects.end()
     label = f"Write call (`...{long_path[-77:]}`)"
     assert [(c.path, c.during) for c in changes] == [
+        (f"{tmp_path}/zero.txt", f"the PreToolUse hooks or the agent, before Bash call (`echo {'y' * 72}...`) ran"),
+        (f"{tmp_path}/cmd.txt", f"Bash call (`echo {'y' * 72}...`)"),
         (f"{tmp_path}/early.txt", f"the PreToolUse hooks or the agent, before {label} ran"),
         (f"{tmp_path}/a.txt", label),
         (f"{tmp_path}/after.txt", f"the PostToolUse hooks or the agent, after {label} ran"),
         (f"{tmp_path}/b.txt", "the PostToolUse hooks or the agent, after tool call (`{}`) ran"),
         (f"{tmp_path}/c.txt", "the agent's turn after model request #5 (which asked for no tool)")]
     assert [[(call.id, call.name, call.input) for call in c.calls] for c in changes] == [
-        [], [("toolu_sub", "Write", seen[1])], [], [], []]
+        [], [("toolu_cmd", "Bash", command[1])], [], [("toolu_sub", "Write", seen[1])], [], [], []]
 
 
 def test_allowed_paths_name_the_home_and_directories_and_the_failure_lists_each_other_change(shell_suite):
