@@ -485,12 +485,17 @@ def test_a_timeline_names_calls_that_only_the_hooks_saw_and_turns_that_asked_for
     long_path = "/" + "x" * 90 + "/a.txt"
     seen = ("Write", {"file_path": long_path, "content": "A"})
     command = ("Bash", {"command": "echo " + "y" * 90 + " > cmd.txt"})
+    notebook = ("NotebookEdit", {"new_source": "print(1)", "notebook_path": "nb.ipynb"})
+    append = ("append", {"line": "paid", "path": "log.txt"})  # a LoopAgent's own tool
     effects = Effects(tmp_path)
     effects.begin()
-    steps = [("zero.txt", "pre", "toolu_cmd", command), ("cmd.txt", "post", "toolu_cmd", command), ("early.txt", "pre", "toolu_sub", seen), ("a.txt", "post", "toolu_sub", seen),
+    steps = [("zero.txt", "pre", "toolu_cmd", command), ("cmd.txt", "post", "toolu_cmd", command),
+             (None, "pre", "toolu_nb", notebook), ("nb.ipynb", "post", "toolu_nb", notebook),
+             (None, "pre", "toolu_ap", append), ("log.txt", "post", "toolu_ap", append), ("early.txt", "pre", "toolu_sub", seen), ("a.txt", "post", "toolu_sub", seen),
              ("after.txt", "post", "toolu_gone", None), ("b.txt", "request", 4, None), ("c.txt", None, None, None)]
     for name, kind, ref, call in steps:
-        (tmp_path / name).write_text(name)
+        if name:
+            (tmp_path / name).write_text(name)
         if kind:
             effects.checkpoint(kind, ref, call)
     changes = effects.end()
@@ -498,13 +503,16 @@ def test_a_timeline_names_calls_that_only_the_hooks_saw_and_turns_that_asked_for
     assert [(c.path, c.during) for c in changes] == [
         (f"{tmp_path}/zero.txt", f"the PreToolUse hooks or the agent, before Bash call (`echo {'y' * 72}...`) ran"),
         (f"{tmp_path}/cmd.txt", f"Bash call (`echo {'y' * 72}...`)"),
+        (f"{tmp_path}/nb.ipynb", "NotebookEdit call (`nb.ipynb`)"),
+        (f"{tmp_path}/log.txt", "append call (`log.txt`)"),
         (f"{tmp_path}/early.txt", f"the PreToolUse hooks or the agent, before {label} ran"),
         (f"{tmp_path}/a.txt", label),
         (f"{tmp_path}/after.txt", f"the PostToolUse hooks or the agent, after {label} ran"),
         (f"{tmp_path}/b.txt", "the PostToolUse hooks or the agent, after tool call (`{}`) ran"),
         (f"{tmp_path}/c.txt", "the agent's turn after model request #5 (which asked for no tool)")]
     assert [[(call.id, call.name, call.input) for call in c.calls] for c in changes] == [
-        [], [("toolu_cmd", "Bash", command[1])], [], [("toolu_sub", "Write", seen[1])], [], [], []]
+        [], [("toolu_cmd", "Bash", command[1])], [("toolu_nb", *notebook)], [("toolu_ap", *append)], [],
+        [("toolu_sub", "Write", seen[1])], [], [], []]
 
 
 def test_allowed_paths_name_the_home_and_directories_and_the_failure_lists_each_other_change(shell_suite):

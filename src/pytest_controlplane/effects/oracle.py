@@ -372,7 +372,7 @@ class Effects:
 
 
 def _label(call: Any, number: int | None) -> str:
-    tool_input = getattr(call, "input", {}) or {}
+    tool_input = call.input or {}
     key = next((k for k in ("command", "file_path", "notebook_path", "path", "url", "pattern")
                 if isinstance(tool_input.get(k), str)), None)
     summary = " ".join((tool_input[key] if key else json.dumps(tool_input, default=str)).split())
