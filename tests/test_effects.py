@@ -487,11 +487,15 @@ def test_a_timeline_names_calls_that_only_the_hooks_saw_and_turns_that_asked_for
     command = ("Bash", {"command": "echo " + "y" * 90 + " > cmd.txt"})
     notebook = ("NotebookEdit", {"new_source": "print(1)", "notebook_path": "nb.ipynb"})
     append = ("append", {"line": "paid", "path": "log.txt"})  # a LoopAgent's own tool
+    fetch = ("WebFetch", {"prompt": "the title", "url": "https://example.invalid/"})
+    grep = ("Grep", {"output_mode": "count", "pattern": "TODO"})
     effects = Effects(tmp_path)
     effects.begin()
     steps = [("zero.txt", "pre", "toolu_cmd", command), ("cmd.txt", "post", "toolu_cmd", command),
              (None, "pre", "toolu_nb", notebook), ("nb.ipynb", "post", "toolu_nb", notebook),
-             (None, "pre", "toolu_ap", append), ("log.txt", "post", "toolu_ap", append), ("early.txt", "pre", "toolu_sub", seen), ("a.txt", "post", "toolu_sub", seen),
+             (None, "pre", "toolu_ap", append), ("log.txt", "post", "toolu_ap", append),
+             (None, "pre", "toolu_wf", fetch), ("fetched.txt", "post", "toolu_wf", fetch),  # its hooks wrote
+             (None, "pre", "toolu_gr", grep), ("grep.txt", "post", "toolu_gr", grep), ("early.txt", "pre", "toolu_sub", seen), ("a.txt", "post", "toolu_sub", seen),
              ("after.txt", "post", "toolu_gone", None), ("b.txt", "request", 4, None), ("c.txt", None, None, None)]
     for name, kind, ref, call in steps:
         if name:
@@ -505,13 +509,16 @@ def test_a_timeline_names_calls_that_only_the_hooks_saw_and_turns_that_asked_for
         (f"{tmp_path}/cmd.txt", f"Bash call (`echo {'y' * 72}...`)"),
         (f"{tmp_path}/nb.ipynb", "NotebookEdit call (`nb.ipynb`)"),
         (f"{tmp_path}/log.txt", "append call (`log.txt`)"),
+        (f"{tmp_path}/fetched.txt", "WebFetch call (`https://example.invalid/`)"),
+        (f"{tmp_path}/grep.txt", "Grep call (`TODO`)"),
         (f"{tmp_path}/early.txt", f"the PreToolUse hooks or the agent, before {label} ran"),
         (f"{tmp_path}/a.txt", label),
         (f"{tmp_path}/after.txt", f"the PostToolUse hooks or the agent, after {label} ran"),
         (f"{tmp_path}/b.txt", "the PostToolUse hooks or the agent, after tool call (`{}`) ran"),
         (f"{tmp_path}/c.txt", "the agent's turn after model request #5 (which asked for no tool)")]
     assert [[(call.id, call.name, call.input) for call in c.calls] for c in changes] == [
-        [], [("toolu_cmd", "Bash", command[1])], [("toolu_nb", *notebook)], [("toolu_ap", *append)], [],
+        [], [("toolu_cmd", "Bash", command[1])], [("toolu_nb", *notebook)], [("toolu_ap", *append)],
+        [("toolu_wf", *fetch)], [("toolu_gr", *grep)], [],
         [("toolu_sub", "Write", seen[1])], [], [], []]
 
 

@@ -375,7 +375,7 @@ def _label(call: Any, number: int | None) -> str:
     tool_input = call.input or {}
     key = next((k for k in ("command", "file_path", "notebook_path", "path", "url", "pattern")
                 if isinstance(tool_input.get(k), str)), None)
-    summary = " ".join((tool_input[key] if key else json.dumps(tool_input, default=str)).split())
+    summary = " ".join((tool_input[key] if key else json.dumps(tool_input)).split())
     if len(summary) > 80:
         # A path's end says which file; a command's start says what it does.
         summary = "..." + summary[-77:] if key in ("file_path", "notebook_path", "path") else summary[:77] + "..."
