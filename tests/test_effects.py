@@ -495,7 +495,8 @@ def test_a_timeline_names_calls_that_only_the_hooks_saw_and_turns_that_asked_for
              (None, "pre", "toolu_nb", notebook), ("nb.ipynb", "post", "toolu_nb", notebook),
              (None, "pre", "toolu_ap", append), ("log.txt", "post", "toolu_ap", append),
              (None, "pre", "toolu_wf", fetch), ("fetched.txt", "post", "toolu_wf", fetch),  # its hooks wrote
-             (None, "pre", "toolu_gr", grep), ("grep.txt", "post", "toolu_gr", grep), ("early.txt", "pre", "toolu_sub", seen), ("a.txt", "post", "toolu_sub", seen),
+             (None, "pre", "toolu_gr", grep), ("grep.txt", "post", "toolu_gr", grep),
+             ("early.txt", "pre", "toolu_sub", seen), ("a.txt", "post", "toolu_sub", seen),
              ("after.txt", "post", "toolu_gone", None), ("b.txt", "request", 4, None), ("c.txt", None, None, None)]
     for name, kind, ref, call in steps:
         if name:
