@@ -485,8 +485,8 @@ def test_a_timeline_names_calls_that_only_the_hooks_saw_and_turns_that_asked_for
     long_path = "/" + "x" * 90 + "/a.txt"
     seen = ("Write", {"file_path": long_path, "content": "A"})
     command = ("Bash", {"command": "echo " + "y" * 90 + " > cmd.txt"})
-    notebook = ("NotebookEdit", {"new_source": "print(1)", "notebook_path": "nb.ipynb"})
-    append = ("append", {"line": "paid", "path": "log.txt"})  # a LoopAgent's own tool
+    notebook = ("NotebookEdit", {"new_source": "print(1)", "notebook_path": "n" * 80 + ".ipynb"})
+    append = ("append", {"line": "paid", "path": "logs/" + "l" * 80 + ".txt"})  # a LoopAgent's own tool
     fetch = ("WebFetch", {"prompt": "the title", "url": "https://example.invalid/"})
     grep = ("Grep", {"output_mode": "count", "pattern": "TODO"})
     effects = Effects(tmp_path)
@@ -508,8 +508,8 @@ def test_a_timeline_names_calls_that_only_the_hooks_saw_and_turns_that_asked_for
     assert [(c.path, c.during) for c in changes] == [
         (f"{tmp_path}/zero.txt", f"the PreToolUse hooks or the agent, before Bash call (`echo {'y' * 72}...`) ran"),
         (f"{tmp_path}/cmd.txt", f"Bash call (`echo {'y' * 72}...`)"),
-        (f"{tmp_path}/nb.ipynb", "NotebookEdit call (`nb.ipynb`)"),
-        (f"{tmp_path}/log.txt", "append call (`log.txt`)"),
+        (f"{tmp_path}/nb.ipynb", f"NotebookEdit call (`...{'n' * 71}.ipynb`)"),
+        (f"{tmp_path}/log.txt", f"append call (`...{'l' * 73}.txt`)"),
         (f"{tmp_path}/fetched.txt", "WebFetch call (`https://example.invalid/`)"),
         (f"{tmp_path}/grep.txt", "Grep call (`TODO`)"),
         (f"{tmp_path}/early.txt", f"the PreToolUse hooks or the agent, before {label} ran"),
