@@ -381,7 +381,16 @@ def test_the_snapshot_api_lists_what_changed_in_path_order_as_the_docstring_show
         (tmp_path / name).write_text(text)
         (tmp_path / name).chmod(0o644)  # whatever the umask
     (tmp_path / "dir").mkdir()
+    (tmp_path / "swap").write_text("s")
+    for name in ("relink", "same"):
+        (tmp_path / name).symlink_to("keep.txt")
     before = snapshot(tmp_path)
+    (tmp_path / "swap").unlink()
+    (tmp_path / "swap").symlink_to("new.txt")  # a file that is now a link
+    (tmp_path / "relink").unlink()
+    (tmp_path / "relink").symlink_to("edit.txt")  # a link pointed elsewhere
+    (tmp_path / "again").symlink_to("keep.txt")  # made before the old one goes, as for "dir" below
+    (tmp_path / "again").rename(tmp_path / "same")  # the same target, a new link
     (tmp_path / "gone.txt").unlink()
     (tmp_path / "edit.txt").write_text("22\n")
     (tmp_path / "new.txt").write_text("n\n")
@@ -395,8 +404,13 @@ def test_the_snapshot_api_lists_what_changed_in_path_order_as_the_docstring_show
         f"{tmp_path}/edit.txt: modified (content changed, 2 → 3 bytes)",
         f"{tmp_path}/gone.txt: deleted (file deleted)",
         f"{tmp_path}/keep.txt: mode_changed (mode 0644 → 0600)",
-        f"{tmp_path}/new.txt: created (new file, 2 bytes)"]
-    assert (changes[0].before.kind, changes[0].after.kind) == ("dir", "dir")
+        f"{tmp_path}/new.txt: created (new file, 2 bytes)",
+        f"{tmp_path}/relink: modified (symlink now → edit.txt (was → keep.txt))",
+        f"{tmp_path}/same: replaced (symlink deleted and made anew)",
+        f"{tmp_path}/swap: replaced (file → symlink → new.txt)"]
+    assert [(c.before and c.before.kind, c.after and c.after.kind) for c in changes] == [
+        ("dir", "dir"), ("file", "file"), ("file", None), ("file", "file"), (None, "file"), ("symlink", "symlink"),
+        ("symlink", "symlink"), ("file", "symlink")]
     assert changes[0].before.inode != changes[0].after.inode
     shown = dataclasses.replace(changes[1], shown_as="edit.txt", during="Bash call #1 (`echo 22 > edit.txt`)")
     assert str(shown) == "edit.txt: modified (content changed, 2 → 3 bytes) during Bash call #1 (`echo 22 > edit.txt`)"
