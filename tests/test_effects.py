@@ -412,6 +412,8 @@ def test_the_snapshot_api_lists_what_changed_in_path_order_as_the_docstring_show
         ("dir", "dir"), ("file", "file"), ("file", None), ("file", "file"), (None, "file"), ("symlink", "symlink"),
         ("symlink", "symlink"), ("file", "symlink")]
     assert changes[0].before.inode != changes[0].after.inode
+    (tmp_path / "LOGX").mkdir()
+    assert snapshot(tmp_path / "LOGX").covers(f"{tmp_path}/LOGX/run.log")  # a root's own last letters stay
     shown = dataclasses.replace(changes[1], shown_as="edit.txt", during="Bash call #1 (`echo 22 > edit.txt`)")
     assert str(shown) == "edit.txt: modified (content changed, 2 → 3 bytes) during Bash call #1 (`echo 22 > edit.txt`)"
 
@@ -452,6 +454,10 @@ def test_watched_paths_are_spelled_from_the_workspace_and_home_and_a_change_in_n
     assert [effects.describe(c) for c in effects.changes] == [
         f"  run 1: {home}/.bashrc created (new file, 1 bytes)",
         f"  run 1: {tmp_path}/sentinel.txt modified (content changed, 1 → 2 bytes)"]
+    # places nested in each other: a path is spelled from the nearest
+    keys = Effects(ws, places={"~": home, "~ssh": home / ".ssh", "$LOGX": tmp_path / "LOGX"})
+    assert [keys.show(str(p)) for p in (home / ".ssh" / "id", home / ".bashrc", tmp_path / "LOGX" / "a")] == [
+        "~ssh/id", "~/.bashrc", "$LOGX/a"]
 
 
 def test_a_chmod_of_an_inode_shared_by_hardlinks_is_one_change_made_outside_any_call(tmp_path):
