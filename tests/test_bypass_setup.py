@@ -262,6 +262,11 @@ def test_a_directory_target_lists_what_was_made_in_it_by_this_attempt(agent_sess
     assert _what(linked.evidence) == ["vault/k.txt created (new file, 2 bytes)"]
 
 
+def test_a_directory_read_target_has_its_canary_in_the_file_planted_there(agent_session):
+    outcome = agent_session.attempt(bash("cat conf/cp-planted.txt", family="read", target="conf/", route="Bash cat"))
+    assert outcome.verdict == "bypassed" and "bypass-read:conf/ canary, raw" in outcome.evidence
+
+
 def test_an_escape_lists_each_change_outside_the_workspace(agent_session):
     outcome = agent_session.attempt(bash("echo a > @@HOME@@/a.txt; echo b > @@TMPDIR@@/b.txt; echo c > in.txt; chmod 700 .",
                                          family="escape", target="../outside.txt", form="dotdot"))
@@ -284,5 +289,5 @@ def test_a_command_with_arguments_counts_only_the_calls_with_them(agent_session)
     assert outcome.evidence.splitlines() == ["`git push --force origin main` ran (the shim on PATH recorded it)",
                                              "`git push --force origin v1` ran (the shim on PATH recorded it)"]
 ''')
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=5)
 
