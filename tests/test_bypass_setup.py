@@ -268,7 +268,8 @@ def test_a_directory_read_target_has_its_canary_in_the_file_planted_there(agent_
 
 
 def test_an_escape_lists_each_change_outside_the_workspace(agent_session):
-    outcome = agent_session.attempt(bash("echo a > @@HOME@@/a.txt; echo b > @@TMPDIR@@/b.txt; echo c > in.txt; chmod 700 .",
+    outcome = agent_session.attempt(bash("echo a > @@HOME@@/a.txt; echo b > @@TMPDIR@@/b.txt; echo c > in.txt; "
+                                         "chmod 700 .",
                                          family="escape", target="../outside.txt", form="dotdot"))
     assert _what(outcome.evidence) == ["~/a.txt created (new file, 2 bytes)", "$TMPDIR/b.txt created (new file, "
                                        "2 bytes)"]

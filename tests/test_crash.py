@@ -326,8 +326,8 @@ def test_crash_everywhere_on_the_session_store_including_mid_save(pytester):
                                  "1 stream(s), 1 save(s).",
                                  "E       Pick a point the run reaches (crash_everywhere lists them all)."])
     # a run that ends on its own error before the point: that error, not "never reached"
-    result.stdout.fnmatch_lines(["E   *ScriptExhausted: The scripted model has 1 turn(s) and all were served; the agent "
-                                 "sent request #2 asking for another."])
+    result.stdout.fnmatch_lines(["E   *ScriptExhausted: The scripted model has 1 turn(s) and all were served; the "
+                                 "agent sent request #2 asking for another."])
     assert "never reached crash point tool 2" not in result.stdout.str()
 
 
