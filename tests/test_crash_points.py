@@ -153,7 +153,6 @@ def test_a_failed_resume_is_named_by_the_agents_own_last_stderr_line(stderr, exp
     assert _why(error) == expected
 
 
-
 def test_a_tool_crash_waits_for_the_cli_to_record_the_call_and_gives_up_at_its_deadline(tmp_path, monkeypatch):
     """The Claude Code CLI appends the tool_use line on its own time; the crash polls for it (in any project's
     transcript) and kills all the same if it never comes.  The clock is the test's: the CLI writes during the first
