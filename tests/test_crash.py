@@ -324,7 +324,7 @@ def test_crash_everywhere_on_the_session_store_including_mid_save(pytester):
     ])
     result.stdout.fnmatch_lines(["E   *ConfigError: The run never reached crash point tool 1: it passed 1 request(s), "
                                  "1 stream(s), 1 save(s).",
-                                 "E       Pick a point the run reaches (crash_everywhere lists them all)."])
+                                 "E   *Pick a point the run reaches (crash_everywhere lists them all)."])
     # a run that ends on its own error before the point: that error, not "never reached"
     result.stdout.fnmatch_lines(["E   *ScriptExhausted: The scripted model has 1 turn(s) and all were served; the "
                                  "agent sent request #2 asking for another."])
