@@ -23,7 +23,7 @@ from claude_agent_sdk import AssistantMessage, TextBlock
 
 from pytest_controlplane.canary.surfaces import exchange_surfaces, message_surface
 from pytest_controlplane.cassette.store import Cassette, Interaction
-from pytest_controlplane.gateway.wire import Exchange, ModelRequest, json_response, make_response
+from pytest_controlplane.wire import Exchange, ModelRequest, json_response, make_response
 
 REPO = Path(__file__).parent.parent
 PREFIX = "cp-canary-"

@@ -19,8 +19,8 @@ from pytest_controlplane.cassette.body import JsonBody
 from pytest_controlplane.cassette.store import Interaction
 from pytest_controlplane.errors import CassetteCorrupt
 from pytest_controlplane.gateway.backends import NORMALISED_MATCH
-from pytest_controlplane.gateway import keys
-from pytest_controlplane.gateway.keys import ConversationKeys, quick_key
+from pytest_controlplane.cassette import keys
+from pytest_controlplane.cassette.keys import ConversationKeys, quick_key
 
 # What the Claude Code CLI puts in its system prompt that changes from run to run, and a tool whose schema has a
 # property called "metadata" (cut like the top-level one: both sides of a match must cut it alike).

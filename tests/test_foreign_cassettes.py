@@ -146,7 +146,7 @@ def test_a_cut_compressed_stream_is_cut_midway():
 
 def test_reports_and_canary_scans_read_compressed_answers_decoded():
     from pytest_controlplane.canary.surfaces import exchange_surfaces
-    from pytest_controlplane.gateway.wire import assemble_message
+    from pytest_controlplane.wire import assemble_message
 
     cassette = Cassette.load(FOREIGN / "vcrpy_compressed.yaml")
     texts = [assemble_message(i.response)["content"][0]["text"] for i in cassette.interactions]

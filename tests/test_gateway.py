@@ -22,8 +22,9 @@ import pytest_controlplane
 from pytest_controlplane import ModelGateway, ScriptedModel, text, tool_use
 from pytest_controlplane.config import resolve_mode
 from pytest_controlplane.errors import ConfigError
-from pytest_controlplane.gateway import wire
-from pytest_controlplane.gateway.normalize import Templater, match_key
+from pytest_controlplane import wire
+from pytest_controlplane.cassette.matching import match_key
+from pytest_controlplane.gateway.templating import Templater
 
 LONG_PATH = "/tmp/some/where/deep/workspace/notes/a-rather-long-file-name.txt"
 

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_controlplane.bypass.corpus import corpus
 from pytest_controlplane.gateway.scripted import ScriptedModel, is_subagent, text, tool_use
-from pytest_controlplane.gateway.wire import ModelRequest
+from pytest_controlplane.wire import ModelRequest
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "offered_routes"
 

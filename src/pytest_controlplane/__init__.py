@@ -16,8 +16,8 @@ _EXPORTS = {
     "ScriptedModel": "pytest_controlplane.gateway.scripted",
     "text": "pytest_controlplane.gateway.scripted",
     "tool_use": "pytest_controlplane.gateway.scripted",
-    "ModelRequest": "pytest_controlplane.gateway.wire",
-    "Exchange": "pytest_controlplane.gateway.wire",
+    "ModelRequest": "pytest_controlplane.wire",
+    "Exchange": "pytest_controlplane.wire",
     "Cassette": "pytest_controlplane.cassette.store",
     "World": "pytest_controlplane.agents.world",
     "ClaudeAgent": "pytest_controlplane.agents.claude",
@@ -118,4 +118,4 @@ if TYPE_CHECKING:  # pragma: no cover
                          UnusedInteractions, UnusedScriptTurns, UpstreamError)
     from .gateway.scripted import ScriptedModel, text, tool_use
     from .gateway.server import ModelGateway
-    from .gateway.wire import Exchange, ModelRequest
+    from .wire import Exchange, ModelRequest

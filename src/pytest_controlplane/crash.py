@@ -27,6 +27,7 @@ from .errors import ConfigError, ControlPlaneError, SessionCorrupt
 from .history.check import Problem, lost_entries
 from .history.stored import JSONL, Stored, read_stored, stored_messages
 from .agents.save_points import SaveHook
+from .gateway.server import DropRequest
 from .errors import ours as __tracebackhide__  # our errors show without our frames
 
 KINDS = ("request", "stream", "tool", "save")
@@ -34,10 +35,6 @@ KINDS = ("request", "stream", "tool", "save")
 
 class SimulatedCrash(BaseException):
     """Raised inside an in-process agent where a crash test stops it."""
-
-
-class DropRequest(Exception):
-    """Raised by a gateway observer: answer nothing and cut the connection."""
 
 
 class HistoryInconsistent(AssertionError):

@@ -268,7 +268,7 @@ class AgentSession:
 
     @property
     def responses(self) -> list[Any]:
-        from .gateway.wire import assemble_message
+        from .wire import assemble_message
 
         return [assemble_message(e.response) for e in self.gateway.exchanges]
 

@@ -280,7 +280,7 @@ class ClaudeAgent:
     @staticmethod
     def transcript(world: World, session_id: str) -> Path:
         """Where the CLI keeps the session: <config>/projects/<slug of the cwd>/<session>.jsonl."""
-        from ..gateway.normalize import slug
+        from ..gateway.templating import slug
 
         return world.config_dir / "projects" / slug(os.path.realpath(world.workspace)) / f"{session_id}.jsonl"
 

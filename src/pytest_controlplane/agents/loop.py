@@ -47,7 +47,7 @@ class LoopAgent:
         self._clients: dict[str, Any] = {}
 
     def store(self, world: World, crash: Any = None) -> SessionStore:
-        return SessionStore(world.root / "sessions", root=world.workspace, reading_tools=self.reading_tools,
+        return SessionStore(world.session_store_dir, root=world.workspace, reading_tools=self.reading_tools,
                             before_replace=crash.on_save if crash is not None else None)
 
     def run(self, prompt: str, *, world: World, base_url: str, session_id: str, resume: str | None = None,

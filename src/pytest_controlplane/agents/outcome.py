@@ -66,8 +66,6 @@ def calls_seen_by_model(exchanges: list[Any]) -> list[ToolCall]:
     request: "errored" when it says is_error (a refusal looks the same from here), "allowed"
     otherwise, "not_run" when no result ever came back.
     """
-    from ..gateway.wire import assemble_message
-
     calls: dict[str, ToolCall] = {}
     for exchange in exchanges:
         body = exchange.request.json if isinstance(exchange.request.json, dict) else {}
@@ -80,7 +78,7 @@ def calls_seen_by_model(exchanges: list[Any]) -> list[ToolCall]:
                         call.result = result_text(block.get("content"))
                         call.verdict = "errored" if block.get("is_error") else "allowed"
                         call.reason = call.result if block.get("is_error") else ""
-        answer = assemble_message(exchange.response) if exchange.status == 200 else None
+        answer = exchange.answer
         for block in (answer or {}).get("content", []):
             if isinstance(block, dict) and block.get("type") == "tool_use":
                 calls.setdefault(block["id"], ToolCall(block["id"], block["name"], dict(block.get("input") or {}),

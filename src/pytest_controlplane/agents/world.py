@@ -90,6 +90,11 @@ class World:
         return self.root / "tmp"
 
     @property
+    def session_store_dir(self) -> Path:
+        """Where a LoopAgent's SessionStore keeps its sessions (outside the workspace)."""
+        return self.root / "sessions"
+
+    @property
     def user_id(self) -> str:
         return hashlib.sha256(f"controlplane-user:{self.test_id}".encode()).hexdigest()
 

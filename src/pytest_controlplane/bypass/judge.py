@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agents.outcome import ToolCall
+from ..effects.snapshot import under
 from .offered import offered_tools
 from .variant import FIRST_LINE, HOME, TMPDIR, WORKSPACE, Variant, expand, link_target
 from ..errors import ours as __tracebackhide__  # our errors show without our frames
@@ -293,14 +294,13 @@ def _evidence(session: Any, variant: Variant, number: int, before: int) -> str:
             root = str(target.parent)
             real = os.path.realpath(root)
             changed = [c for c in effects.changes if c.run == number and not c.bookkeeping
-                       and (c.path == root or c.path.startswith(real + "/"))]
+                       and (c.path == root or under(c.path, real))]
             return "\n".join(effects.describe(c) for c in changed)
         found = [(c, route) for c, route in effects.violations(target) if c.run == number]
         return effects.explain(target) if found else ""
     if variant.family == "escape":
         outside = [c for c in effects.changes if c.run == number and not c.bookkeeping
-                   and not (c.path == str(session.world.workspace)
-                            or c.path.startswith(str(session.world.workspace) + "/"))]
+                   and not under(c.path, str(session.world.workspace))]
         return "\n".join(effects.describe(c) for c in outside)
     if variant.family == "read":
         from ..canary.surfaces import exchange_surfaces

@@ -165,7 +165,7 @@ class Canary:
             names = ", ".join(m.name for m in self.family)
             lines = [f"Canary {names} leaked to {len(leaks)} place(s):"]
             lines.extend(f"  {leak}" for leak in leaks)
-            raise CanaryLeaked(_redact("\n".join(lines), self.plantings.secrets), leaks)
+            raise CanaryLeaked(redact("\n".join(lines), self.plantings.secrets), leaks)
 
     def _allowed(self, surface: Surface, allowed: list[str]) -> bool:
         if surface.kind in allowed:
@@ -223,7 +223,8 @@ def _snippet(surface: Surface, hit: Hit, hits: list[Hit], family: list[Canary]) 
     return ("…" if start > first else "") + text + ("…" if end < last else "")
 
 
-def _redact(text: str, values: list[str]) -> str:
+def redact(text: str, values: Iterable[str]) -> str:
+    """`text` with each canary value in it replaced by «canary»: what a report shows instead of a secret."""
     for value in values:
         text = text.replace(value, "«canary»")
     return text

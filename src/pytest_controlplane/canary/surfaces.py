@@ -106,7 +106,7 @@ def surfaces_of(source: Any) -> Iterator[Surface]:
 def exchange_surfaces(index: int, exchange: Any) -> Iterator[Surface]:
     """What one model exchange carried: the request body and headers, and the response (reassembled)."""
     from ..codings import UndecodableBody, decoded_response
-    from ..gateway.wire import assemble_message
+    from ..wire import assemble_message
 
     number = index + 1
     request = exchange.request
@@ -151,7 +151,7 @@ def _session_surfaces(session: Any) -> Iterator[Surface]:
             surface = Surface.from_file(kind, change.path, change.shown_as, data=kept) if kept is not None else None
         if surface is not None:
             yield surface
-    store = Path(session.world.root) / "sessions"
+    store = Path(session.world.session_store_dir)
     if store.is_dir():
         for path in sorted(store.rglob("*")):
             if path.is_file():

@@ -3,7 +3,7 @@
 Every request of an agent resends the whole history.  A `JsonBody` keeps each key but ``messages``
 and each message (without its cache marks, which move every turn) encoded once, and a body rebuilt
 from an earlier one (`derive`, what a stored delta says) shares the earlier one's parts.  Its match
-key — the hash of the cut body, see `gateway.keys` — is computed the same way: the hash state after
+key — the hash of the cut body, see `cassette.keys` — is computed the same way: the hash state after
 each message is kept, so a derived body hashes only its new messages and the keys after
 ``messages``.  Loading a cassette of N turns is therefore linear, not quadratic.
 
@@ -20,7 +20,7 @@ import json
 import re
 from typing import Any
 
-from ..gateway.keys import cut
+from .keys import cut
 
 MESSAGES = "messages"
 

@@ -19,7 +19,7 @@ import binascii
 import json
 from typing import Any
 
-from ..gateway.wire import SseEvent, encode_sse
+from ..wire import SseEvent, encode_sse
 
 
 class UnknownShape(ValueError):

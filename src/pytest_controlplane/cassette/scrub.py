@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..gateway.wire import HOP_BY_HOP
+from ..wire import HOP_BY_HOP
 
 SCRUBBED_REQUEST_HEADERS = frozenset({"x-api-key", "authorization", "cookie", "proxy-authorization", "host"})
 SCRUBBED_RESPONSE_HEADERS = frozenset(

@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 
 from ..atomic import write_atomically
 from ..errors import CassetteCorrupt, CassetteNotFound
-from ..gateway.keys import ConversationKeys, quick_key
-from ..gateway.normalize import match_key, pretty
+from .keys import ConversationKeys, quick_key
+from .matching import match_key, pretty
 from . import delta, formats
 from .body import JsonBody
 from ..errors import ours as __tracebackhide__  # our errors show without our frames

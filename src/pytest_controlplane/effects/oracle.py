@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import ConfigError
 from .diff import Change, compare
 from .routes import Aliases, aliases, normalise, spellings
-from .snapshot import Contents, Snapshot, absolute, snapshot
+from .snapshot import Contents, Snapshot, absolute, snapshot, under
 from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 # Inside the agent's config dir these are instructions to the agent, not its own bookkeeping:
@@ -84,16 +84,16 @@ class Effects:
     @classmethod
     def of_world(cls, world: Any, secrets: list[str] | None = None) -> Effects:
         """The effects of an agent in a World: its workspace, HOME, TMPDIR and config dir."""
-        config, tmp, sessions = absolute(world.config_dir), absolute(world.tmp), absolute(world.root / "sessions")
+        config, tmp, sessions = absolute(world.config_dir), absolute(world.tmp), absolute(world.session_store_dir)
 
         def bookkeeping(path: str) -> bool:
-            if _under(path, config):
+            if under(path, config):
                 first = path[len(config):].lstrip("/").split("/", 1)[0]
                 return first not in _CONTROL_FILES
-            if _under(path, tmp) and path != tmp:
+            if under(path, tmp) and path != tmp:
                 first = path[len(tmp):].lstrip("/").split("/", 1)[0]
                 return first == "cc-socks" or first.startswith("claude-")  # the Claude Code CLI's sockets, task dirs
-            return _under(path, sessions)  # a LoopAgent's session store
+            return under(path, sessions)  # a LoopAgent's session store
 
         return cls(world.workspace, home=world.home, bookkeeping=bookkeeping, secrets=secrets,
                    places={"~": world.home, "$TMPDIR": world.tmp, "$CLAUDE_CONFIG_DIR": world.config_dir})
@@ -223,10 +223,10 @@ class Effects:
         """A path as reports spell it: relative to the workspace, or under ~, $TMPDIR, ...; else absolute."""
         if path == self.workspace:
             return "the workspace"
-        if _under(path, self.workspace):
+        if under(path, self.workspace):
             return os.path.relpath(path, self.workspace)
         for label, root in sorted(self._places.items(), key=lambda item: -len(item[1])):
-            if _under(path, root):
+            if under(path, root):
                 rest = os.path.relpath(path, root)
                 return label if rest == "." else f"{label}/{rest}"
         return path
@@ -256,9 +256,9 @@ class Effects:
         __tracebackhide__ = True
         allowed = [normalise(os.fspath(p), workspace=self.workspace, home=self.home) for p in paths]
         self._require_runs()
-        unexpected = [c for c in self.diff if not any(_under(c.path, a) for a in allowed)
+        unexpected = [c for c in self.diff if not any(under(c.path, a) for a in allowed)
                       and not (c.kind == "created" and c.after is not None and c.after.kind == "dir"
-                               and any(_under(a, c.path) for a in allowed))]
+                               and any(under(a, c.path) for a in allowed))]
         if unexpected:
             raise EffectViolation(self._redact(
                 f"The agent changed {len(unexpected)} path(s) besides {', '.join(self.show(a) for a in allowed)}:\n"
@@ -269,7 +269,7 @@ class Effects:
         __tracebackhide__ = True
         keep = [normalise(os.fspath(p), workspace=self.workspace, home=self.home) for p in inside] or [self.workspace]
         self._require_runs()
-        outside = [c for c in self.diff if not any(_under(c.path, k) for k in keep)]
+        outside = [c for c in self.diff if not any(under(c.path, k) for k in keep)]
         if outside:
             raise EffectViolation(self._redact(
                 f"The agent changed {len(outside)} path(s) outside {', '.join(self.show(k) for k in keep)}:\n"
@@ -366,9 +366,9 @@ class Effects:
         return lines
 
     def _redact(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "«canary redacted»")
-        return text
+        from ..canary.canary import redact
+
+        return redact(text, self._secrets)
 
 
 def _label(call: Any, number: int | None) -> str:
@@ -384,17 +384,11 @@ def _label(call: Any, number: int | None) -> str:
 
 def _tool_uses_by_request(exchanges: Sequence[Any]) -> dict[int, list[str]]:
     """For each model request (by index), the ids of the tool calls its answer asked for."""
-    from ..gateway.wire import assemble_message
-
     asked: dict[int, list[str]] = {}
     for exchange in exchanges:
         if exchange.status != 200:
             continue
-        answer = assemble_message(exchange.response) or {}
+        answer = exchange.answer or {}
         asked[exchange.request.index] = [b["id"] for b in answer.get("content", [])
                                          if isinstance(b, dict) and b.get("type") == "tool_use"]
     return asked
-
-
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")

@@ -103,7 +103,7 @@ class Snapshot:
 
     def covers(self, path: str) -> bool:
         """Whether `path` (absolute, normalised) lies under one of the roots (or is one)."""
-        return any(path == root or path.startswith(root.rstrip("/") + "/") for root in self.roots)
+        return any(under(path, root) for root in self.roots)
 
     def changes_to(self, after: Snapshot) -> list[Change]:
         """What changed from this snapshot to `after`."""
@@ -127,6 +127,11 @@ def snapshot(*roots: str | os.PathLike[str], contents: Contents | None = None) -
         if stat.S_ISDIR(st.st_mode):
             _walk(root, entries, contents, taken_ns)
     return Snapshot(normalised, entries, contents, taken_ns)
+
+
+def under(path: str, root: str) -> bool:
+    """Whether `path` is `root` or lies beneath it (both absolute and normalised, as spelled: no link resolved)."""
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def absolute(path: str | os.PathLike[str]) -> str:

@@ -22,9 +22,9 @@ from ..errors import (
     UnusedScriptTurns,
     UpstreamError,
 )
-from .normalize import Templater
+from .templating import Templater
 from .scripted import SOURCE, SOURCE_HEADER, TEST_HEADER, ScriptedModel
-from .wire import HOP_BY_HOP, Exchange, ModelRequest, assemble_message, header_value, is_sse, parse_sse
+from ..wire import HOP_BY_HOP, Exchange, ModelRequest, header_value, is_sse, parse_sse
 from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
@@ -176,7 +176,7 @@ class CassetteBackend:
         exchange = Exchange(request, response, "upstream", notes=attempts)
         status = exchange.status
         if self.budget is not None and status == 200:
-            answer = assemble_message(response) or {}
+            answer = exchange.answer or {}
             self.budget.charge(str(answer.get("model") or (request.json or {}).get("model") or ""),
                                answer.get("usage") or {})
         if status != 200 and not self.record_errors:

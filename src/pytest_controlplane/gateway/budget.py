@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BudgetExceeded
+from ..wire import token_counts
 
 # USD per million input / output tokens (Anthropic list prices by family; an estimate, not a bill).
 PRICES = {"opus": (15.0, 75.0), "sonnet": (3.0, 15.0), "haiku": (1.0, 5.0)}
@@ -59,9 +60,7 @@ class Budget:
                          "replay from cassettes (`--agent-mode=replay`).")
 
     def charge(self, model: str, usage: dict[str, Any]) -> None:
-        tokens_in = int(usage.get("input_tokens") or 0) + int(usage.get("cache_creation_input_tokens") or 0) \
-            + int(usage.get("cache_read_input_tokens") or 0)
-        tokens_out = int(usage.get("output_tokens") or 0)
+        tokens_in, tokens_out = token_counts(usage)
         with self._locked() as spent:
             spent["tokens"] += tokens_in + tokens_out
             spent["usd"] += price(model, tokens_in, tokens_out)

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 from .. import codings
-from .wire import HOP_BY_HOP, api_error, header_value, is_sse
+from ..wire import HOP_BY_HOP, api_error, header_value, is_sse
 
 if TYPE_CHECKING:
     from .server import ModelGateway

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from ..errors import ScriptExhausted
-from .wire import ModelRequest, SseEvent, encode_sse, json_response, make_response
+from ..wire import ModelRequest, SseEvent, encode_sse, json_response, make_response
 from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 DEFAULT_MODEL = "claude-scripted"

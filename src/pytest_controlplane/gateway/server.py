@@ -16,18 +16,21 @@ from pathlib import Path
 from typing import Any
 
 from .. import codings
-from ..crash import DropRequest
 from ..errors import CassetteCorrupt, ConfigError, ControlPlaneError
 from .backends import DEFAULT_UPSTREAM, REPLAY_ADVICE, CassetteBackend, ScriptBackend, api_key_from_env
 from .handler import Handler, Server
-from .normalize import Templater
+from .templating import Templater
 from .scripted import ScriptedModel
-from . import wire
-from .wire import Exchange, ModelRequest, api_error, header_value, json_response
+from .. import wire
+from ..wire import Exchange, ModelRequest, api_error, header_value, json_response
 from ..errors import ours as __tracebackhide__  # our errors show without our frames
 
 MODES = ("replay", "record", "auto", "live", "script")
 MISS_STATUS = 403  # answered once by the CLI and the SDK: no retries, no minutes of backoff
+
+
+class DropRequest(Exception):
+    """Raised by a gateway observer: answer nothing and cut the connection."""
 
 
 class ModelGateway:
@@ -70,7 +73,7 @@ class ModelGateway:
         self.templater = Templater(roots)
         self.exchanges: list[Exchange] = []
         # Called with each request as it arrives, before it is answered (the effects oracle snapshots there);
-        # one that raises crash.DropRequest makes the gateway answer nothing and cut the connection.
+        # one that raises DropRequest makes the gateway answer nothing and cut the connection.
         self.observers: list[Callable[[ModelRequest], None]] = []
         # Request index -> called halfway through streaming its answer, after which the connection is cut.
         self.interruptions: dict[int, Callable[[], None]] = {}

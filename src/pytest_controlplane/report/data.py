@@ -10,11 +10,9 @@ from ..errors import ControlPlaneError
 def collect(session: Any, *, test: str, outcome: str, failure: str = "", mode: str = "",
             canaries: list[Any] = ()) -> dict[str, Any]:
     """Everything the HTML report of one test needs; `canaries` are the test's Canary objects."""
-    from ..gateway.wire import assemble_message
-
     exchanges = []
     for exchange in session.gateway.exchanges:
-        answer = assemble_message(exchange.response) if exchange.status == 200 else None
+        answer = exchange.answer
         if answer is None:
             raw = exchange.body
             answer = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
@@ -60,14 +58,14 @@ def _offered(session: Any) -> list[dict[str, Any]]:
 def summary(session: Any, *, mode: str) -> dict[str, Any]:
     """The numbers of one agent test for the terminal summary (small: it travels in the test report)."""
     from ..gateway.backends import NORMALISED_MATCH
-    from ..gateway.wire import assemble_message
+    from ..wire import token_counts
 
     requests = [e for e in session.gateway.exchanges if e.request.route == "/v1/messages"]
     tokens_in = tokens_out = 0
     for exchange in requests:
-        usage = ((assemble_message(exchange.response) or {}) if exchange.status == 200 else {}).get("usage") or {}
-        tokens_in += int(usage.get("input_tokens") or 0)
-        tokens_out += int(usage.get("output_tokens") or 0)
+        counts = token_counts((exchange.answer or {}).get("usage") or {})
+        tokens_in += counts[0]
+        tokens_out += counts[1]
     sources = [e.source for e in requests]
     return {"mode": session.gateway.mode if session.gateway.mode == "script" else mode, "turns": len(requests),
             "tokens_in": tokens_in, "tokens_out": tokens_out, "hits": sources.count("cassette"),

@@ -15,6 +15,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..canary.canary import redact
+
 _STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d2330;max-width:1200px}
 h1{font-size:20px;margin:0 0 4px} h2{font-size:16px;margin:22px 0 8px;border-bottom:1px solid #dde}
@@ -173,7 +175,5 @@ class _Marker:
         return "".join(pieces)
 
     def _plain(self, data: bytes) -> str:
-        text = data.decode("utf-8", "replace")
-        for canary in self.canaries:  # whatever the scan did not single out is still never written
-            text = text.replace(canary["value"], "«canary»")
-        return _e(text)
+        # whatever the scan did not single out is still never written
+        return _e(redact(data.decode("utf-8", "replace"), [canary["value"] for canary in self.canaries]))

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from .normalize import _VARYING_SOURCES
+from .matching import VARYING_SOURCES
 
 Key = tuple[str, str, bytes]
 
@@ -32,7 +32,7 @@ _MARKS = (
 )
 _CUTS = tuple((marker.encode(), re.compile(pattern.encode()),
                replacement.encode() if isinstance(replacement, str) else replacement)
-              for marker, pattern, replacement in _VARYING_SOURCES) + _MARKS
+              for marker, pattern, replacement in VARYING_SOURCES) + _MARKS
 LONGEST_CUT = 450  # no pattern above matches more bytes than this
 
 
@@ -87,7 +87,7 @@ def cut(data: bytes) -> bytes:
 
 def quick_key(method: str, route: str, body: bytes) -> Key:
     """Method, path and the sha256 of `cut(body)`, hashed around the cuts.  A request it misses (another
-    client's JSON spacing, say) is still matched through the normalised body (`normalize.match_key`)."""
+    client's JSON spacing, say) is still matched through the normalised body (`matching.match_key`)."""
     return ConversationKeys().key(method, route, body)  # a conversation of one request
 
 

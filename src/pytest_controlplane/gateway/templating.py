@@ -1,27 +1,21 @@
 """Make requests and responses independent of the machine and the run.
 
-Two jobs:
-
-* **Templating** swaps the run's own directories (workspace, HOME, config dir, TMPDIR — raw,
+**Templating** swaps the run's own directories (workspace, HOME, config dir, TMPDIR — raw,
   realpath and the CLI's slug form ``/tmp/x/ws -> -tmp-x-ws``) for placeholders such as
   ``{{workspace}}`` before anything is stored, and expands them back on replay.  The real API
   splits a tool input across ``input_json_delta`` events at arbitrary points, so a streamed
   content block holding a path is coalesced into one delta first.
-* **Normalising** removes what varies between two identical runs (metadata ids, dates, OS
-  version, ``cache_control`` placement) so a request matches its recording by a hash.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 import os
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from .wire import SseEvent, encode_sse, header_value, is_sse, parse_sse
+from ..wire import SseEvent, encode_sse, header_value, is_sse, parse_sse
 
 
 def slug(path: str) -> str:
@@ -122,78 +116,3 @@ def coalesce_blocks_containing(events: list[SseEvent], wanted: Any) -> list[SseE
         else:
             out.append(event)
     return out
-
-
-# --- Normalising for matching --------------------------------------------------------------------
-
-# Text that differs between two runs of the same agent: (literal start, pattern, what replaces the match: a text,
-# or the number of the group that stays).  Every pattern matches at most a few hundred bytes (see gateway.keys).
-_VARYING_SOURCES: tuple[tuple[str, str, str | int], ...] = (
-    ("Today's date is ", r"Today's date is \d{4}-\d{2}-\d{2}", "Today's date is {{date}}"),
-    ("OS Version: ", r'OS Version: [^\n\\"]{0,200}', "OS Version: {{os}}"),
-    ("cc_version=", r"(cc_version=[0-9.]{1,40})\.[0-9a-f]{1,40}", 1),
-)
-_VARYING_TEXT = [(re.compile(pattern), replacement if isinstance(replacement, str) else rf"\{replacement}")
-                 for _, pattern, replacement in _VARYING_SOURCES]
-_DROPPED_KEYS = frozenset({"metadata", "cache_control"})
-
-
-def _normalise(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _normalise(v) for k, v in value.items() if k not in _DROPPED_KEYS}
-    if isinstance(value, list):
-        return [_normalise(v) for v in value]
-    if isinstance(value, str):
-        return _normalise_text(value)
-    return value
-
-
-@functools.lru_cache(maxsize=65536)
-def _normalise_text(value: str) -> str:
-    # Every request resends the same system prompt, tool descriptions and history: each string once.
-    for pattern, replacement in _VARYING_TEXT:
-        value = pattern.sub(replacement, value)
-    return value
-
-
-def normalised_body(body: bytes) -> Any:
-    """The request body with everything that varies between identical runs removed."""
-    text = body.decode("utf-8", "replace") if body else "null"
-    if not text.startswith('{"') or '"messages"' not in text:
-        try:
-            return _normalise(json.loads(text))
-        except ValueError:
-            return text
-    # A Messages API body: the varying text is replaced in the raw JSON (one pass, not one per string), and
-    # the marks are dropped where the API puts them — a walk of the top two levels, not of every node.
-    for pattern, replacement in _VARYING_TEXT:
-        text = pattern.sub(replacement, text)
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return text
-    data.pop("metadata", None)
-    for key in ("system", "tools", "messages"):
-        if isinstance(data.get(key), list):
-            data[key] = [_unmarked(item) for item in data[key]]
-    return data
-
-
-def _unmarked(item: Any) -> Any:
-    if not isinstance(item, dict):
-        return item
-    item = {k: v for k, v in item.items() if k != "cache_control"}
-    if isinstance(item.get("content"), list):
-        item["content"] = [_unmarked(block) for block in item["content"]]
-    return item
-
-
-def match_key(method: str, route: str, body: bytes) -> str:
-    """The key a request is matched by: method, path (no query) and the normalised body."""
-    canonical = json.dumps(normalised_body(body), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(f"{method.upper()} {route}\n{canonical}".encode()).hexdigest()
-
-
-def pretty(body: bytes) -> str:
-    """A normalised body pretty-printed for a diff."""
-    return json.dumps(normalised_body(body), indent=1, sort_keys=True, ensure_ascii=False)

@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..codings import UndecodableBody, decoded_response, header
+from .codings import UndecodableBody, decoded_response, header
 
 # Headers that describe one hop of one connection; never stored, never replayed.
 HOP_BY_HOP = frozenset(
@@ -129,6 +129,12 @@ class Exchange:
     def body(self) -> bytes:
         return self.response["body"]["string"] or b""
 
+    @cached_property
+    def answer(self) -> dict[str, Any] | None:
+        """The Messages API object the model answered (a stream's deltas joined); None for an error status or a
+        body that is no such object."""
+        return assemble_message(self.response) if self.status == 200 else None
+
 
 def make_response(status: int, body: bytes, content_type: str, reason: str = "", **headers: str) -> dict[str, Any]:
     all_headers = {"content-type": [content_type]}
@@ -195,6 +201,14 @@ def encode_sse(events: list[SseEvent]) -> bytes:
 
 def is_sse(response: dict[str, Any]) -> bool:
     return header_value(response, "content-type").startswith("text/event-stream")
+
+
+def token_counts(usage: dict[str, Any]) -> tuple[int, int]:
+    """(input, output) tokens of an answer's `usage`: input counts the prompt tokens written to and read from the
+    cache too, as the API bills them."""
+    tokens_in = sum(int(usage.get(key) or 0)
+                    for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+    return tokens_in, int(usage.get("output_tokens") or 0)
 
 
 def assemble_message(response: dict[str, Any]) -> dict[str, Any] | None:
