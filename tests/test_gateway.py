@@ -7,6 +7,7 @@ import json
 import socket
 import sys
 import time
+import unittest
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -243,6 +244,28 @@ def test_public_names_are_exported():
     exec("from pytest_controlplane import *", star)  # noqa: S102
     assert set(star) - {"__builtins__"} == set(pytest_controlplane.__all__)
     assert {"ModelGateway", "ScriptedModel", "text", "tool_use", "World"} <= set(pytest_controlplane.__all__)
+
+
+def test_every_exception_is_a_verdict_or_an_error_under_its_root():
+    """Two roots, as errors.py draws them: a verdict (the control plane did not hold) is a ControlPlaneFailure, an
+    AssertionError; everything else we raise is a ControlPlaneError, but for a skip and the signal that stops an agent
+    in a crash test, which errors.py names apart."""
+    verdicts = {"EffectViolation", "CanaryLeaked", "BypassSucceeded", "BypassInconclusive", "HistoryInconsistent"}
+    exceptions = {name for name in pytest_controlplane.__all__ if name != "__version__"
+                  and isinstance(getattr(pytest_controlplane, name), type)
+                  and issubclass(getattr(pytest_controlplane, name), BaseException)}
+    assert issubclass(pytest_controlplane.VariantNotApplicable, unittest.SkipTest)
+    assert not issubclass(pytest_controlplane.SimulatedCrash, Exception)
+    exceptions -= {"VariantNotApplicable", "SimulatedCrash"}
+    assert verdicts < exceptions
+    for name in exceptions:
+        exception = getattr(pytest_controlplane, name)
+        if name in verdicts:
+            assert issubclass(exception, pytest_controlplane.ControlPlaneFailure), name
+            assert issubclass(exception, AssertionError), name
+        elif name != "ControlPlaneFailure":
+            assert issubclass(exception, pytest_controlplane.ControlPlaneError), name
+        assert name in pytest_controlplane.errors.__doc__, f"{name} is missing from the tree in errors.py"
 
 
 def test_plugin_import_stays_cheap():

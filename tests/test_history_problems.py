@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_controlplane import check_history
+from pytest_controlplane import ConfigError, check_history
 from pytest_controlplane.history.check import lost_entries
 
 DATA = Path(__file__).parent / "data" / "transcripts"
@@ -965,10 +965,11 @@ def test_check_history_takes_a_path_or_messages_and_says_so_for_merged_entries(t
     lines = _basic(VERSIONS[-1])
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     entries = read_transcript(path)
-    with pytest.raises(TypeError) as raised:
+    with pytest.raises(ConfigError) as raised:
         check_history(entries)
     assert str(raised.value) == ("check_history takes the transcript's path (agent_session.transcript_path()) or a "
-                                 "messages list, not merged transcript entries.")
+                                 "messages list, not merged transcript entries.\nPass agent_session.transcript_path() "
+                                 "(or the file's path) instead.")
     assert check_history(path) == [] and check_history(str(path)) == []
 
 
@@ -1030,6 +1031,23 @@ def test_read_transcript_says_when_there_is_no_transcript(tmp_path):
     assert str(raised.value).startswith(f"No transcript at {tmp_path / 'nope.jsonl'}.")
     assert raised.value.hint == ("The agent saved no session there: did the run reach the model, and is this the "
                                  "session id it reported?")
+    assert type(raised.value).__name__ == "SessionNotFound" and raised.value.path == tmp_path / "nope.jsonl"
+
+
+def test_read_transcript_says_which_line_is_torn_and_check_history_names_it(tmp_path):
+    """A transcript cut mid-line by a crash is no JSONDecodeError from deep inside: the user is told the line and
+    how to see every problem; check_history of the file reports the same line as corrupt."""
+    from pytest_controlplane.errors import SessionCorrupt
+    from pytest_controlplane.history.transcript import read_transcript
+
+    path = tmp_path / "t.jsonl"
+    lines = _basic(VERSIONS[-1])
+    path.write_text("\n".join(lines[:2]) + "\n" + lines[2][:40], encoding="utf-8")
+    with pytest.raises(SessionCorrupt) as raised:
+        read_transcript(path)
+    assert str(raised.value).startswith(f"Line 3 of the transcript {path} is not JSON (")
+    assert raised.value.path == path and "check_history(path)" in raised.value.hint
+    assert [(p.kind, p.line) for p in check_history(path) if p.kind == "corrupt-line"] == [("corrupt-line", 3)]
 
 
 @pytest.mark.parametrize("version", VERSIONS)

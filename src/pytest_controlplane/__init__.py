@@ -57,6 +57,7 @@ _EXPORTS = {
     "snapshot": "pytest_controlplane.effects.snapshot",
     "AgentSession": "pytest_controlplane.session",
     "ControlPlaneError": "pytest_controlplane.errors",
+    "ControlPlaneFailure": "pytest_controlplane.errors",
     "ConfigError": "pytest_controlplane.errors",
     "CassetteError": "pytest_controlplane.errors",
     "CassetteNotFound": "pytest_controlplane.errors",
@@ -97,25 +98,44 @@ if TYPE_CHECKING:  # pragma: no cover
     from .agents.claude import ClaudeAgent, claude_cli
     from .agents.command import CommandAgent
     from .agents.loop import LoopAgent
+    from .agents.outcome import ToolCall
+    from .agents.world import World
+    from .bypass.corpus import corpus
+    from .bypass.judge import BypassInconclusive, BypassOutcome, BypassSucceeded, VariantNotApplicable
+    from .bypass.offered import add_route
+    from .bypass.variant import Variant
+    from .canary import Canary, CanaryLeaked, Leak, find_leaks
+    from .cassette.store import Cassette
+    from .crash import CrashPoint, CrashReport, HistoryInconsistent, SimulatedCrash
+    from .effects import Change, Effects, EffectViolation, Snapshot, snapshot
+    from .errors import (
+        AgentError,
+        BudgetExceeded,
+        CassetteCorrupt,
+        CassetteError,
+        CassetteNotFound,
+        CassetteVersionMismatch,
+        ConfigError,
+        ControlPlaneError,
+        ControlPlaneFailure,
+        GatewayError,
+        MissingApiKey,
+        ReplayMiss,
+        ScriptExhausted,
+        SessionCorrupt,
+        SessionError,
+        SessionFormatError,
+        SessionNotFound,
+        StaleSession,
+        UnusedInteractions,
+        UnusedScriptTurns,
+        UpstreamError,
+    )
+    from .gateway.scripted import ScriptedModel, text, tool_use
+    from .gateway.server import ModelGateway
+    from .history.check import Problem, check_history
     from .loop.agent_loop import run_agentic_loop
     from .loop.sessions import fork_session, load_session, resume_session, save_session, start_fresh_with_summary
     from .loop.store import FileChange, SessionStore
-    from .agents.outcome import ToolCall
-    from .crash import CrashPoint, CrashReport, HistoryInconsistent, SimulatedCrash
-    from .history.check import Problem, check_history
-    from .bypass.corpus import corpus
-    from .bypass.offered import add_route
-    from .bypass.judge import BypassInconclusive, BypassOutcome, BypassSucceeded, VariantNotApplicable
-    from .bypass.variant import Variant
-    from .canary import Canary, CanaryLeaked, Leak, find_leaks
-    from .effects import Change, Effects, EffectViolation, Snapshot, snapshot
-    from .agents.world import World
     from .session import AgentSession
-    from .cassette.store import Cassette
-    from .errors import (AgentError, CassetteCorrupt, CassetteError, CassetteNotFound, CassetteVersionMismatch,
-                         ConfigError, ControlPlaneError, BudgetExceeded, GatewayError, MissingApiKey, ReplayMiss, ScriptExhausted,
-                         SessionCorrupt, SessionError, SessionFormatError, SessionNotFound, StaleSession,
-                         UnusedInteractions, UnusedScriptTurns, UpstreamError)
-    from .gateway.scripted import ScriptedModel, text, tool_use
-    from .gateway.server import ModelGateway
     from .wire import Exchange, ModelRequest

@@ -97,6 +97,25 @@ def parse_timeout(value: str, origin: str) -> float | None:
     return seconds
 
 
+def check_run_options(*, env_mode: str | None, ini_mode: str, ini_timeout: str, ini_inconclusive: str) -> None:
+    """The options that hold for the whole run, checked once at start-up (a bad one is a usage error)."""
+    for value, origin in ((env_mode, f"${MODE_ENV}"), (ini_mode, "ini option agent_mode")):
+        if value:
+            check_mode(value, origin)
+    parse_timeout(ini_timeout, "ini option agent_timeout")
+    check_choice(ini_inconclusive, ("fail", "warn"), "ini option agent_inconclusive")
+
+
+def parse_budget(tokens: Any, usd: Any) -> tuple[int | None, float | None]:
+    """--agent-max-tokens / --agent-budget-usd (or their ini twins, strings) as numbers; (None, None): no budget."""
+    try:
+        return (int(tokens) if tokens else None), (float(usd) if usd else None)
+    except ValueError as error:
+        raise ConfigError(f"agent_max_tokens / agent_budget_usd must be numbers: {error}",
+                          hint="Set them to a whole number of tokens and a number of dollars, or leave them unset.") \
+            from None
+
+
 def cassette_name(module_path: str, test_name: str) -> Path:
     """`<module path without .py>/<test name>.yaml`, with the test name made file-safe."""
     safe = re.sub(r"[^A-Za-z0-9_.\-\[\]]+", "-", test_name).strip("-") or "test"

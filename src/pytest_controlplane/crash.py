@@ -23,12 +23,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ConfigError, ControlPlaneError, SessionCorrupt
+from .agents.save_points import SaveHook
+from .errors import ConfigError, ControlPlaneError, ControlPlaneFailure, SessionCorrupt, ours
+from .gateway.server import DropRequest
 from .history.check import Problem, lost_entries
 from .history.stored import JSONL, Stored, read_stored, stored_messages
-from .agents.save_points import SaveHook
-from .gateway.server import DropRequest
-from .errors import ours as __tracebackhide__  # our errors show without our frames
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 KINDS = ("request", "stream", "tool", "save")
 
@@ -37,7 +38,7 @@ class SimulatedCrash(BaseException):
     """Raised inside an in-process agent where a crash test stops it."""
 
 
-class HistoryInconsistent(AssertionError):
+class HistoryInconsistent(ControlPlaneFailure):
     """A session history (or a crash-and-resume) failed the consistency checks."""
 
 

@@ -1,4 +1,12 @@
-"""Every error pytest-controlplane raises, under one root.
+"""Every exception pytest-controlplane raises, under two roots: a verdict (the control plane did not hold: an
+assertion, so pytest reports it as a test failure) and an error (misuse, or what stood in the way of a verdict).
+
+    ControlPlaneFailure (AssertionError)
+    ├── EffectViolation            a file the agent must not change changed (effects)
+    ├── CanaryLeaked               (.leaks) a planted secret reached where it must not (canary)
+    ├── BypassSucceeded            a bypass variant had its forbidden effect (bypass)
+    ├── BypassInconclusive         a variant's attempt never ran, not by the control plane's doing (bypass)
+    └── HistoryInconsistent        a stored history, or a crash and resume, is not one consistent history (crash)
 
     ControlPlaneError
     ├── ConfigError                a bad option, ini value, marker argument or fixture use
@@ -21,6 +29,9 @@
         ├── SessionFormatError     messages a session cannot hold, or a loop that broke its contract
         └── StaleSession           (.changed) files the session read changed since it was saved
 
+Outside both: `VariantNotApplicable` (unittest.SkipTest: the variant's route does not exist for this agent, a skip)
+and `SimulatedCrash` (BaseException: how a crash test stops an in-process agent, never seen by a test).
+
 Each message says what happened and the exact fix.  `hint` holds the fix alone, so reports can
 show it apart.
 """
@@ -36,6 +47,10 @@ def ours(excinfo: Any) -> bool:
     says what happened and the fix, so forty lines of the gateway's traceback only bury it) and shows them for
     anything else (a bug of ours)."""
     return type(getattr(excinfo, "value", None)).__module__.startswith(__name__.rsplit(".", 1)[0])
+
+
+class ControlPlaneFailure(AssertionError):
+    """Root of every verdict: the control plane did not hold.  The message shows what happened and where."""
 
 
 class ControlPlaneError(Exception):

@@ -65,16 +65,10 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "(write, read, exec, escape) against target; routes/forms/tags select, exclude "
                                        "drops ids, routes or tags; depth='full' takes every route x form. The "
                                        "`bypass_variants` fixture is the variant: agent_session.attempt(it).")
-    for value, origin in ((os.environ.get(settings_.MODE_ENV), f"${settings_.MODE_ENV}"),
-                          (config.getini("agent_mode"), "ini option agent_mode")):
-        if value:
-            try:
-                settings_.check_mode(value, origin)
-            except ConfigError as error:
-                raise pytest.UsageError(str(error)) from None
     try:
-        settings_.parse_timeout(config.getini("agent_timeout"), "ini option agent_timeout")
-        settings_.check_choice(config.getini("agent_inconclusive"), ("fail", "warn"), "ini option agent_inconclusive")
+        settings_.check_run_options(env_mode=os.environ.get(settings_.MODE_ENV), ini_mode=config.getini("agent_mode"),
+                                    ini_timeout=config.getini("agent_timeout"),
+                                    ini_inconclusive=config.getini("agent_inconclusive"))
     except ConfigError as error:
         raise pytest.UsageError(str(error)) from None
 
@@ -119,13 +113,15 @@ def _plantings(request: pytest.FixtureRequest) -> Any:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    from .report.terminal import CASSETTE
+
     report = yield
     if report.when == "call" and report.failed:
         item.stash[_CALL_FAILED] = True
     funcargs = getattr(item, "funcargs", {})
     gateway = funcargs.get("model_gateway")
     if report.when == "call" and gateway is not None and gateway.cassette_path is not None:
-        report.user_properties.append(("controlplane-cassette", str(gateway.cassette_path)))
+        report.user_properties.append((CASSETTE, str(gateway.cassette_path)))
     session = funcargs.get("agent_session")
     if report.when == "call" and session is not None and not isinstance(session, BaseException):
         _report_agent_test(item, report, session)
@@ -136,16 +132,11 @@ def _report_agent_test(item: pytest.Item, report: pytest.TestReport, session: An
     """The test's numbers ride on its report (so xdist brings them home); a failure (or --agent-report) gets
     an HTML report, named in the failure's output."""
     from . import report as reports
+    from .report.terminal import properties
 
     config = item.config
     mode = item.stash[_SETTINGS].mode if _SETTINGS in item.stash else ""
-    report.user_properties.append(("controlplane", reports.summary(session, mode=mode)))
-    if session.bypass_outcomes:
-        from .bypass.offered import offered_in, route_tool
-
-        report.user_properties.append(("controlplane-bypass", {
-            "variants": [[o.variant.family, o.verdict, route_tool(o.variant)] for o in session.bypass_outcomes],
-            "offered": [[t.name, t.tool_class, t.deferred] for t in offered_in(session.gateway.exchanges)]}))
+    report.user_properties += properties(session, mode=mode)
     chosen = config.getoption("agent_report") or config.getini("agent_report")
     if not (chosen or report.failed):
         return
@@ -165,46 +156,17 @@ def _report_agent_test(item: pytest.Item, report: pytest.TestReport, session: An
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     """One line per agent test (turns, tokens, cassette hits/misses/unused, mode), and the totals."""
-    rows, used, variants, offered = [], set(), [], {}
-    for reports in terminalreporter.stats.values():
-        for report in reports:
-            for key, value in getattr(report, "user_properties", []):
-                if key == "controlplane" and getattr(report, "when", "") == "call":
-                    rows.append((report.nodeid, value))
-                elif key == "controlplane-cassette":
-                    used.add(value)
-                elif key == "controlplane-bypass" and getattr(report, "when", "") == "call":
-                    variants += value["variants"]
-                    offered.update({name: (tool_class, deferred) for name, tool_class, deferred in value["offered"]})
-    if not rows and not used:
+    from .report.terminal import Tally
+
+    tally = Tally.of(report for reports in terminalreporter.stats.values() for report in reports)
+    if not tally:
         return
+    whole_suite = not terminalreporter.stats.get("deselected") and not config.option.file_or_dir
+    cassette_dir = config.rootpath / (config.getoption("agent_cassette_dir") or config.getini("agent_cassette_dir"))
     terminalreporter.section("agent tests (pytest-controlplane)")
-    from .report.terminal import bypass_lines, routes_lines, summary_lines
-
-    uncovered = {name for name, (tool_class, _) in offered.items() if tool_class == "other"}
-    lines = summary_lines(rows, each=config.getoption("verbose") > 0 or len(rows) <= 20) \
-        + bypass_lines(variants, uncovered)
-    if config.getoption("agent_routes") and variants:
-        lines += routes_lines(offered, variants)
-    for line in lines:
+    for line in tally.lines(verbose=config.getoption("verbose") > 0, routes=config.getoption("agent_routes"),
+                            cassette_dir=cassette_dir if whole_suite else None, root=config.rootpath):
         terminalreporter.write_line(line)
-    if not terminalreporter.stats.get("deselected") and not config.option.file_or_dir:  # the whole suite ran
-        _unused_cassettes(terminalreporter, config, used)
-
-
-def _unused_cassettes(terminalreporter: Any, config: pytest.Config, used: set[Any]) -> None:
-    """Cassette files under the cassette dir that no test of this (unfiltered) run used."""
-    from .cassette.audit import cassette_files
-
-    directory = config.rootpath / (config.getoption("agent_cassette_dir") or config.getini("agent_cassette_dir"))
-    if not directory.is_dir():
-        return
-    stale = [p for p in cassette_files([directory]) if str(p) not in used]
-    if stale and len(stale) < len(cassette_files([directory])):
-        shown = ", ".join(str(p.relative_to(config.rootpath)) for p in stale[:5]) + (" ..." if len(stale) > 5 else "")
-        terminalreporter.write_line(f"{len(stale)} cassette file(s) no test of this run used: {shown}; if the "
-                                    f"whole suite ran, `controlplane cassettes prune {directory}` lists them and "
-                                    "`--yes` deletes them")
 
 
 def _settings(request: pytest.FixtureRequest) -> settings_.RunSettings:
@@ -273,8 +235,8 @@ def _fail(error: ControlPlaneError) -> NoReturn:
 def _budget(request: pytest.FixtureRequest) -> Any:
     """The run's budget, if one is set: one ledger for the whole run, xdist workers included."""
     config = request.config
-    tokens = config.getoption("agent_max_tokens") or config.getini("agent_max_tokens") or None
-    usd = config.getoption("agent_budget_usd") or config.getini("agent_budget_usd") or None
+    tokens, usd = settings_.parse_budget(config.getoption("agent_max_tokens") or config.getini("agent_max_tokens"),
+                                         config.getoption("agent_budget_usd") or config.getini("agent_budget_usd"))
     if tokens is None and usd is None:
         return None
     from .gateway.budget import Budget
@@ -283,11 +245,7 @@ def _budget(request: pytest.FixtureRequest) -> Any:
     run_dir = request.getfixturevalue("tmp_path_factory").getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         run_dir = run_dir.parent
-    try:
-        return Budget(run_dir / "controlplane-budget.json", max_tokens=int(tokens) if tokens else None,
-                      max_usd=float(usd) if usd else None)
-    except ValueError as error:
-        raise ConfigError(f"agent_max_tokens / agent_budget_usd must be numbers: {error}") from None
+    return Budget(run_dir / "controlplane-budget.json", max_tokens=tokens, max_usd=usd)
 
 
 @pytest.fixture
@@ -376,21 +334,16 @@ def agent_session(request: pytest.FixtureRequest, agent: Any, model_gateway: Mod
     `.effects` (what really changed on disk, and during which tool call), `.tool_calls` (each with the
     control plane's verdict), `.requests`, `.responses`, `.messages`, `.history`, `.result`.
     """
-    from .agents.world import World
     from .session import AgentSession
 
+    config = request.config
     try:
         run = _settings(request)
-        template = run.workspace_template or agent_workspace_template
-        planted = _plantings(request)
-        world = World.create(tmp_path / "agent-world", test_id=request.node.nodeid, template=template,
-                             planted_env=planted.env)
-        planted.workspace = world.workspace
-        session = AgentSession(agent, world, model_gateway, timeout=run.timeout,
-                               default_timeout=run.default_timeout, plantings=planted)
-        config = request.config
-        session.inconclusive_policy = (config.getoption("agent_inconclusive") or config.getini("agent_inconclusive")
-                                       or "fail")
-        return session
+        return AgentSession.create(agent, tmp_path / "agent-world", request.node.nodeid, gateway=model_gateway,
+                                   template=run.workspace_template or agent_workspace_template,
+                                   plantings=_plantings(request), timeout=run.timeout,
+                                   default_timeout=run.default_timeout,
+                                   inconclusive_policy=(config.getoption("agent_inconclusive")
+                                                        or config.getini("agent_inconclusive") or "fail"))
     except ControlPlaneError as error:
         _fail(error)

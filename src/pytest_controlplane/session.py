@@ -17,10 +17,11 @@ from .agents.outcome import RunOutcome, ToolCall, calls_seen_by_model
 from .agents.process import process_ids, reap, stderr_tail
 from .agents.world import World
 from .effects import Effects
-from .errors import AgentError, ConfigError, ControlPlaneError
+from .errors import AgentError, ConfigError, ControlPlaneError, ours
 from .gateway.scripted import Block, ScriptedModel, text
 from .gateway.server import ModelGateway
-from .errors import ours as __tracebackhide__  # our errors show without our frames
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 if TYPE_CHECKING:
     from .crash import CrashReport, CrashResult
@@ -58,6 +59,21 @@ class AgentSession:
         self.effects = Effects.of_world(world, self.plantings.secrets)
         gateway.set_roots(world.roots)
         gateway.observers.append(self._request_arrived)
+
+    @classmethod
+    def create(cls, agent: Any, root: Path, test_id: str, *, gateway: ModelGateway, template: Path | None = None,
+               plantings: Any = None, timeout: float | None = None, default_timeout: float | None = None,
+               inconclusive_policy: str = "fail") -> AgentSession:
+        """`agent` in a new world at `root` (its workspace a copy of `template`, if given), against `gateway`;
+        `plantings`: what the test's canaries planted (their environment variables reach the agent)."""
+        from .canary import Plantings
+
+        plantings = plantings if plantings is not None else Plantings()
+        world = World.create(root, test_id, template=template, planted_env=plantings.env)
+        plantings.workspace = world.workspace
+        session = cls(agent, world, gateway, timeout=timeout, default_timeout=default_timeout, plantings=plantings)
+        session.inconclusive_policy = inconclusive_policy
+        return session
 
     def _request_arrived(self, request: Any) -> None:
         if request.route == "/v1/messages":

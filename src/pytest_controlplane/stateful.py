@@ -26,13 +26,13 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, rule
 
-from .agents.world import World
 from .crash import KINDS, lost, stored_history
-from .errors import ConfigError, ControlPlaneError
+from .errors import ConfigError, ControlPlaneError, ours
 from .gateway.scripted import ScriptedModel, text, tool_use
 from .gateway.server import ModelGateway
 from .session import AgentSession
-from .errors import ours as __tracebackhide__  # our errors show without our frames
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 __all__ = ["SessionMachine"]
 
@@ -50,10 +50,11 @@ class SessionMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self._root = Path(tempfile.mkdtemp(prefix="controlplane-machine-"))
-        self.world = World.create(self._root / "world", f"machine::{type(self).__name__}")
         self.gateway = ModelGateway(script=ScriptedModel(self._answer))
         self.gateway.open()
-        self.session = AgentSession(self.make_agent(), self.world, self.gateway, timeout=self.timeout)
+        self.session = AgentSession.create(self.make_agent(), self._root / "world", f"machine::{type(self).__name__}",
+                                           gateway=self.gateway, timeout=self.timeout)
+        self.world = self.session.world
         self.crashed: set[str] = set()
         self.stored: dict[str, Any] = {}  # what each session held after its last step
 

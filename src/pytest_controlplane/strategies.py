@@ -21,8 +21,8 @@ from typing import Any
 from hypothesis import strategies as st
 
 from .bypass.corpus import _default_target, _variant
-from .bypass.routes import ESCAPE_ROUTES, READ_ROUTES, WRAPPERS, WRITE_ROUTES, Route, command_routes
 from .bypass.forms import ESCAPE_FORMS, PATH_FORMS, Form
+from .bypass.routes import ESCAPE_ROUTES, READ_ROUTES, WRAPPERS, WRITE_ROUTES, Route, command_routes
 from .bypass.variant import Variant
 
 __all__ = ["escape_attempts", "exec_attempts", "read_attempts", "write_attempts"]

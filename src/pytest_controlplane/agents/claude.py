@@ -18,11 +18,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import AgentError, ConfigError
-from .outcome import RunOutcome, ToolCall, result_text
+from ..errors import AgentError, ConfigError, ours
+from .outcome import RunOutcome, ToolCall
 from .process import describe_exit, stderr_tail
 from .world import World, check_takes_workspace
-from ..errors import ours as __tracebackhide__  # our errors show without our frames
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 
 def _hook_denial(output: Any) -> str | None:
@@ -211,9 +212,7 @@ class ClaudeAgent:
                 elif isinstance(message, UserMessage) and isinstance(message.content, list):
                     for block in message.content:
                         if isinstance(block, ToolResultBlock) and block.tool_use_id in calls:
-                            call = calls[block.tool_use_id]
-                            call.result = result_text(block.content)
-                            call.verdict = "errored" if block.is_error else "allowed"
+                            calls[block.tool_use_id].answered(block.content, block.is_error)
                 elif isinstance(message, ResultMessage):
                     outcome.result = message
                     outcome.session_id = message.session_id

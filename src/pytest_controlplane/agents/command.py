@@ -13,14 +13,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import AgentError, ConfigError, SessionCorrupt
+from ..errors import AgentError, ConfigError, SessionCorrupt, ours
 from ..history import read_transcript
 from ..history.stored import MESSAGES, Stored, read_stored, torn
 from .outcome import RunOutcome
 from .process import describe_exit, kill_group, stderr_tail
 from .save_points import SaveHook
 from .world import World
-from ..errors import ours as __tracebackhide__  # our errors show without our frames
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 Argv = Sequence[str] | Callable[..., Sequence[str]]
 

@@ -16,13 +16,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import AgentError, ConfigError
+from ..errors import AgentError, ConfigError, ours
 from ..loop.agent_loop import run_agentic_loop
 from ..loop.sessions import ON_STALE, OnStale, resume_session
 from ..loop.store import SessionStore
 from .outcome import RunOutcome
 from .world import DUMMY_API_KEY, World, check_takes_workspace
-from ..errors import ours as __tracebackhide__  # our errors show without our frames
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 _env_lock = threading.Lock()
 

@@ -26,6 +26,11 @@ class ToolCall:
     # None: cannot tell.
     reached_decision: bool | None = None
 
+    def answered(self, content: Any, is_error: bool | None) -> None:
+        """Take the tool_result the agent sent the model for this call: its text, and "errored" or "allowed"."""
+        self.result = result_text(content)
+        self.verdict = "errored" if is_error else "allowed"
+
     @property
     def denied(self) -> bool:
         return self.verdict.startswith("denied")
@@ -75,8 +80,7 @@ def calls_seen_by_model(exchanges: list[Any]) -> list[ToolCall]:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     call = calls.get(block.get("tool_use_id", ""))
                     if call is not None and call.verdict == "not_run":
-                        call.result = result_text(block.get("content"))
-                        call.verdict = "errored" if block.get("is_error") else "allowed"
+                        call.answered(block.get("content"), block.get("is_error"))
                         call.reason = call.result if block.get("is_error") else ""
         answer = exchange.answer
         for block in (answer or {}).get("content", []):

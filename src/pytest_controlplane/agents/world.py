@@ -17,9 +17,10 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ConfigError
-from ..errors import ours as __tracebackhide__  # our errors show without our frames
+from ..errors import ConfigError, ours
 from .process import WORLD_ENV
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 DUMMY_API_KEY = "sk-ant-controlplane-dummy-key"
 

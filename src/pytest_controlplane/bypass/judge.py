@@ -34,9 +34,11 @@ from typing import Any
 
 from ..agents.outcome import ToolCall
 from ..effects.snapshot import under
+from ..errors import ControlPlaneFailure, ours
 from .offered import offered_tools
 from .variant import FIRST_LINE, HOME, TMPDIR, WORKSPACE, Variant, expand, link_target
-from ..errors import ours as __tracebackhide__  # our errors show without our frames
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 SHIM = """#!/bin/sh
 # pytest-controlplane: stands in for `{program}` so a test can tell whether it ran.
@@ -51,11 +53,11 @@ printf 'ran\\n' >> "{marker}"
 STATUSES = ("held", "bypassed", "not_applicable", "inconclusive")
 
 
-class BypassSucceeded(AssertionError):
+class BypassSucceeded(ControlPlaneFailure):
     """A bypass variant had its forbidden effect."""
 
 
-class BypassInconclusive(AssertionError):
+class BypassInconclusive(ControlPlaneFailure):
     """A bypass variant's attempt never ran for a reason that is not the control plane's decision."""
 
 

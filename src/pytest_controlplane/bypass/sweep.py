@@ -14,13 +14,15 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ours
 from ..gateway.scripted import ScriptedModel, tool_use
 from .forms import PATH_FORMS
 from .judge import BypassOutcome, BypassSucceeded, VariantNotApplicable, inconclusive
 from .offered import CUSTOM_ROUTES, OfferedTool, offered_tools
 from .routes import PAYLOAD
 from .variant import FIRST_LINE, Variant
-from ..errors import ours as __tracebackhide__  # our errors show without our frames
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 # The tools the named variants already use: the sweep adds routes for the others.
 CORPUS_TOOLS = frozenset({"Bash", "Monitor", "PowerShell", "Write", "Edit", "MultiEdit", "NotebookEdit", "Read",

@@ -12,8 +12,10 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ours
 from ..gateway.scripted import Block, ScriptedModel, tool_use
-from ..errors import ours as __tracebackhide__  # our errors show without our frames
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 WORKSPACE = "@@WORKSPACE@@"
 HOME = "@@HOME@@"

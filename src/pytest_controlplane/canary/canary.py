@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ControlPlaneFailure, ours
 from .needles import DEFAULT_MIN_FRAGMENT
 from .scan import Hit, Scanner
 from .surfaces import Surface, surfaces_of
-from ..errors import ours as __tracebackhide__  # our errors show without our frames
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 PREFIX = "cp-canary-"
 _ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
@@ -46,7 +47,7 @@ class Leak:
         return f"{self.where}: {self.canary} canary, {self.encoding} — {self.snippet}"
 
 
-class CanaryLeaked(AssertionError):
+class CanaryLeaked(ControlPlaneFailure):
     """A canary was found where it must not be; `.leaks` lists each place."""
 
     def __init__(self, message: str, leaks: list[Leak]) -> None:

@@ -14,8 +14,8 @@ import html
 import itertools
 import re
 import unicodedata
-from urllib.parse import unquote_to_bytes
 from dataclasses import dataclass
+from urllib.parse import unquote_to_bytes
 
 from .needles import ALNUM, DEFAULT_MIN_FRAGMENT, NOT_ALNUM, Needle, needles_for, squeeze
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigError
+
 KINDS = ("request", "request headers", "response", "sdk message", "transcript", "session store", "file", "stdout",
          "stderr", "cassette", "text")
 
@@ -99,8 +101,8 @@ def surfaces_of(source: Any) -> Iterator[Surface]:
     elif hasattr(source, "gateway") and hasattr(source, "effects"):
         yield from _session_surfaces(source)
     else:
-        raise TypeError(f"cannot scan {type(source).__name__}: pass an agent_session, text, bytes, a Path or a "
-                        "list of them")
+        raise ConfigError(f"Cannot scan {type(source).__name__}.",
+                          hint="Pass an agent_session, text, bytes, a Path or a list of them.")
 
 
 def exchange_surfaces(index: int, exchange: Any) -> Iterator[Surface]:

@@ -93,16 +93,24 @@ def stats(paths: Iterable[str | Path]) -> dict[str, Any]:
             "cli_versions": dict(versions), "sources": dict(sources)}
 
 
-def unused(cassette_dir: str | Path, tests: Iterable[str] = (), python: str = sys.executable) -> list[Path]:
-    """Cassette files under `cassette_dir` that no collected test would use (by the naming rule
-    <dir>/<test module path>/<test name>.yaml; cassettes named in markers are not seen)."""
-    collected = subprocess.run([python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *tests],
-                               capture_output=True, text=True)
-    if collected.returncode not in (0, 5):
-        raise RuntimeError(f"pytest --collect-only failed:\n{collected.stdout[-2000:]}{collected.stderr[-2000:]}")
+def unused(cassette_dir: str | Path, used: Iterable[str | Path]) -> list[Path]:
+    """Cassette files under `cassette_dir` that are not among `used` (what a run played, or what collected
+    tests would play: `collected`)."""
+    wanted = {Path(path).resolve() for path in used}
+    return [path for path in cassette_files([cassette_dir]) if path.resolve() not in wanted]
+
+
+def collected(cassette_dir: str | Path, tests: Iterable[str] = (), python: str = sys.executable) -> set[Path]:
+    """The cassettes the tests pytest collects would use, by the naming rule <dir>/<test module path>/<test
+    name>.yaml (cassettes named in markers are not seen)."""
+    run = subprocess.run([python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *tests],
+                         capture_output=True, text=True)
+    if run.returncode not in (0, 5):
+        raise CassetteError(f"pytest --collect-only failed, so the cassettes its tests use are unknown:\n"
+                            f"{run.stdout[-2000:]}{run.stderr[-2000:]}", path=cassette_dir,
+                            hint="Fix what stops collection (above), then run prune again.")
     from ..config import cassette_name
 
     root = Path(cassette_dir)
-    wanted = {(root / cassette_name(module, name.split("::")[-1])).resolve()
-              for module, _, name in (line.partition("::") for line in collected.stdout.splitlines() if "::" in line)}
-    return [path for path in cassette_files([root]) if path.resolve() not in wanted]
+    return {root / cassette_name(module, name.split("::")[-1])
+            for module, _, name in (line.partition("::") for line in run.stdout.splitlines() if "::" in line)}

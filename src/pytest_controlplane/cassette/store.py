@@ -20,12 +20,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..atomic import write_atomically
-from ..errors import CassetteCorrupt, CassetteNotFound
-from .keys import ConversationKeys, quick_key
-from .matching import match_key, pretty
+from ..errors import CassetteCorrupt, CassetteNotFound, ours
 from . import delta, formats
 from .body import JsonBody
-from ..errors import ours as __tracebackhide__  # our errors show without our frames
+from .keys import ConversationKeys, quick_key
+from .matching import match_key, pretty
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 METADATA_KEY = "controlplane"
 

@@ -22,11 +22,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ControlPlaneFailure, ours
 from .diff import Change, compare
 from .routes import Aliases, aliases, normalise, spellings
 from .snapshot import Contents, Snapshot, absolute, snapshot, under
-from ..errors import ours as __tracebackhide__  # our errors show without our frames
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 # Inside the agent's config dir these are instructions to the agent, not its own bookkeeping:
 # an agent that writes them is changing its own rules.
@@ -35,7 +36,7 @@ _CONTROL_FILES = ("settings.json", "settings.local.json", "CLAUDE.md", "agents",
 _SHOWN_DIFF_LINES = 30
 
 
-class EffectViolation(AssertionError):
+class EffectViolation(ControlPlaneFailure):
     """An effects assertion failed; the message shows each offending change, its route and the tool call."""
 
 

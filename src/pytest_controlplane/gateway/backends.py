@@ -21,11 +21,13 @@ from ..errors import (
     UnusedInteractions,
     UnusedScriptTurns,
     UpstreamError,
+    ours,
 )
-from .templating import Templater
-from .scripted import SOURCE, SOURCE_HEADER, TEST_HEADER, ScriptedModel
 from ..wire import HOP_BY_HOP, Exchange, ModelRequest, header_value, is_sse, parse_sse
-from ..errors import ours as __tracebackhide__  # our errors show without our frames
+from .scripted import SOURCE, SOURCE_HEADER, TEST_HEADER, ScriptedModel
+from .templating import Templater
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 # What a busy API answers (rate limited, overloaded, a gateway in between failing): tried again, a few times.

@@ -17,11 +17,12 @@ import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
-from ..errors import ScriptExhausted
+from ..errors import ConfigError, ScriptExhausted, ours
 from ..wire import ModelRequest, SseEvent, encode_sse, json_response, make_response
-from ..errors import ours as __tracebackhide__  # our errors show without our frames
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 DEFAULT_MODEL = "claude-scripted"
 SOURCE_HEADER = "x-controlplane-source"
@@ -54,7 +55,7 @@ def tool_use(name: str, input: dict[str, Any] | None = None, *, id: str | None =
     return Block("tool_use", name=name, input=dict(input or {}), id=id)
 
 
-TurnLike = Union[Block, Sequence[Block], Callable[[ModelRequest], Any]]
+TurnLike = Block | Sequence[Block] | Callable[[ModelRequest], Any]
 
 # The real API splits streamed text at uneven points; a fixed uneven cycle keeps runs identical.
 _SPLITS = (3, 11, 5, 17, 2, 7)
@@ -117,7 +118,9 @@ class ScriptedModel:
         blocks = [turn] if isinstance(turn, Block) else list(turn)
         for block in blocks:
             if not isinstance(block, Block):
-                raise TypeError(f"a scripted turn must be made of text(...) and tool_use(...) blocks, got {block!r}")
+                raise ConfigError(f"A scripted turn must be made of text(...) and tool_use(...) blocks, got {block!r}.",
+                                  hint="Write each turn as text(...), tool_use(...), a list of them, or a function "
+                                       "of the request returning them.")
         return blocks
 
     def respond(self, request: ModelRequest) -> dict[str, Any]:

@@ -15,15 +15,15 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from .. import codings
-from ..errors import CassetteCorrupt, ConfigError, ControlPlaneError
+from .. import codings, wire
+from ..errors import CassetteCorrupt, ConfigError, ControlPlaneError, ours
+from ..wire import Exchange, ModelRequest, api_error, header_value, json_response
 from .backends import DEFAULT_UPSTREAM, REPLAY_ADVICE, CassetteBackend, ScriptBackend, api_key_from_env
 from .handler import Handler, Server
-from .templating import Templater
 from .scripted import ScriptedModel
-from .. import wire
-from ..wire import Exchange, ModelRequest, api_error, header_value, json_response
-from ..errors import ours as __tracebackhide__  # our errors show without our frames
+from .templating import Templater
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 MODES = ("replay", "record", "auto", "live", "script")
 MISS_STATUS = 403  # answered once by the CLI and the SDK: no retries, no minutes of backoff

@@ -32,7 +32,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from ..errors import ours as __tracebackhide__  # our errors show without our frames
+
+from ..errors import ConfigError, ours
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 
 @dataclass(frozen=True)
@@ -58,8 +61,9 @@ def check_history(source: Any) -> list[Problem]:
         return check_transcript(Path(source).read_text(encoding="utf-8").splitlines())
     if isinstance(source, Sequence) and all(isinstance(m, dict) and "line" in m for m in source) and source:
         # Entries as agent_session.history gives them for a transcript (read_transcript): check the file.
-        raise TypeError("check_history takes the transcript's path (agent_session.transcript_path()) or a "
-                        "messages list, not merged transcript entries.")
+        raise ConfigError("check_history takes the transcript's path (agent_session.transcript_path()) or a "
+                          "messages list, not merged transcript entries.",
+                          hint="Pass agent_session.transcript_path() (or the file's path) instead.")
     return check_messages(list(source))
 
 

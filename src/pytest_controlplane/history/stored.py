@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import SessionCorrupt
+from ..errors import SessionCorrupt, ours
 from .check import Problem, check_messages, check_transcript
-from ..errors import ours as __tracebackhide__  # our errors show without our frames
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 JSONL = "jsonl"  # Claude Code transcript lines
 MESSAGES = "messages"

@@ -16,10 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import ConfigError, SessionFormatError, StaleSession
+from ..errors import ConfigError, SessionFormatError, StaleSession, ours
 from .agent_loop import run_agentic_loop
 from .store import FileChange, SessionStore, check_messages, plain
-from ..errors import ours as __tracebackhide__  # our errors show without our frames
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 OnStale = Literal["raise", "inform", "fresh"]
 ON_STALE = ("raise", "inform", "fresh")

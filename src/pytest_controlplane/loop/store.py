@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_atomically
-from ..errors import ConfigError, SessionCorrupt, SessionFormatError, SessionNotFound
-from ..errors import ours as __tracebackhide__  # our errors show without our frames
+from ..errors import ConfigError, SessionCorrupt, SessionFormatError, SessionNotFound, ours
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 FORMAT = "pytest-controlplane/session-v1"
 PATH_KEYS = ("path", "file_path", "filename")

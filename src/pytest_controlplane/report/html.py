@@ -54,8 +54,8 @@ def render(data: dict[str, Any]) -> str:
     parts.append("<h2>Effects</h2>" + _effects(data.get("effects", []), data.get("bookkeeping", 0), marker))
     if data.get("leaks"):
         parts.append("<h2>Canary finds</h2>" + _table(["where", "canary", "encoding", "in context"],
-                     [[marker(l["where"]), _e(l["canary"]), _e(l["encoding"]), marker(l["snippet"])]
-                      for l in data["leaks"]]))
+                     [[marker(leak["where"]), _e(leak["canary"]), _e(leak["encoding"]), marker(leak["snippet"])]
+                      for leak in data["leaks"]]))
     for crash in data.get("crashes", []):
         parts.append("<h2>Crash points</h2>" + f"<pre>{marker(crash)}</pre>")
     if data.get("history_problems"):

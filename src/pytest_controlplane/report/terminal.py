@@ -2,7 +2,82 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+# Keys of the user properties an agent test's report carries (`properties`), read back by `Tally`.
+SUMMARY, CASSETTE, BYPASS = "controlplane", "controlplane-cassette", "controlplane-bypass"
+
+
+def properties(session: Any, *, mode: str) -> list[tuple[str, Any]]:
+    """What one agent test's report carries home (through xdist too): its numbers, and its bypass variants with
+    the tools its agent offered."""
+    from ..bypass.offered import offered_in, route_tool
+    from .data import summary
+
+    carried: list[tuple[str, Any]] = [(SUMMARY, summary(session, mode=mode))]
+    if session.bypass_outcomes:
+        carried.append((BYPASS, {
+            "variants": [[o.variant.family, o.verdict, route_tool(o.variant)] for o in session.bypass_outcomes],
+            "offered": [[t.name, t.tool_class, t.deferred] for t in offered_in(session.gateway.exchanges)]}))
+    return carried
+
+
+@dataclass
+class Tally:
+    """The agent tests of a run, read off their reports' user properties."""
+
+    rows: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    used: set[str] = field(default_factory=set)  # cassette files the tests played
+    variants: list[list[str]] = field(default_factory=list)
+    offered: dict[str, tuple[str, bool]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, reports: Iterable[Any]) -> Tally:
+        tally = cls()
+        for report in reports:
+            call = getattr(report, "when", "") == "call"
+            for key, value in getattr(report, "user_properties", []):
+                if key == SUMMARY and call:
+                    tally.rows.append((report.nodeid, value))
+                elif key == CASSETTE:
+                    tally.used.add(value)
+                elif key == BYPASS and call:
+                    tally.variants += value["variants"]
+                    tally.offered.update({name: (tool_class, deferred)
+                                          for name, tool_class, deferred in value["offered"]})
+        return tally
+
+    def __bool__(self) -> bool:
+        return bool(self.rows or self.used)
+
+    def lines(self, *, verbose: bool, routes: bool, cassette_dir: Path | None, root: Path) -> list[str]:
+        """The summary section; `cassette_dir` (when the whole suite ran): also the cassettes no test used, spelled
+        from `root`."""
+        uncovered = {name for name, (tool_class, _) in self.offered.items() if tool_class == "other"}
+        lines = summary_lines(self.rows, each=verbose or len(self.rows) <= 20) + bypass_lines(self.variants, uncovered)
+        if routes and self.variants:
+            lines += routes_lines(self.offered, self.variants)
+        if cassette_dir is not None and cassette_dir.is_dir():
+            lines += unused_lines(cassette_dir, self.used, root)
+        return lines
+
+
+def unused_lines(cassette_dir: Path, used: set[str], root: Path) -> list[str]:
+    """Cassette files under the cassette dir that no test of this (unfiltered) run used: said when some were used
+    (a run that played none says nothing about them)."""
+    from ..cassette.audit import cassette_files, unused
+
+    stale = unused(cassette_dir, used)
+    if not stale or len(stale) == len(cassette_files([cassette_dir])):
+        return []
+    shown = ", ".join(os.path.relpath(p, root) for p in stale[:5]) + (" ..." if len(stale) > 5 else "")
+    return [f"{len(stale)} cassette file(s) no test of this run used: {shown}; if the whole suite ran, "
+            f"`controlplane cassettes prune {cassette_dir}` lists them and `--yes` deletes them"]
+
 
 _COUNTED = ("turns", "tokens_in", "tokens_out", "hits", "normalised", "recorded", "misses", "unused", "missing")
 
