@@ -101,17 +101,17 @@ class Crasher:
 
     def on_request(self, request: Any) -> None:
         if self._reached("request"):
-            self.session._kill_agent()
+            self.session.kill_agent()
             raise DropRequest(str(self.point))
         if self._reached("stream"):
-            self.session.gateway.interruptions[request.index] = self.session._kill_agent
+            self.session.gateway.interruptions[request.index] = self.session.kill_agent
 
     def on_tool(self, in_process: bool, settle: Callable[[], None] | None = None) -> None:
         """`settle`: called before the kill, to wait until the agent has recorded the call."""
         if self._reached("tool"):
             if settle is not None:
                 settle()
-            self.session._kill_agent()
+            self.session.kill_agent()
             if in_process:
                 raise SimulatedCrash(str(self.point))
 
@@ -185,14 +185,14 @@ def wait_until_recorded(world: Any, tool_use_id: str, seconds: float = 10.0) -> 
 def crash(session: Any, prompt: str, at: Any, resume: str | None) -> CrashResult:
     """Run `prompt` in `session` (continuing `resume`), crash at `at`, and check what is stored right after."""
     point = CrashPoint.parse(at)
-    session._crasher = crasher = Crasher(session, point)
+    session.crasher = crasher = Crasher(session, point)
     failure: ControlPlaneError | None = None
     try:
-        session._run(prompt, resume=resume)
+        session.turn(prompt, resume=resume)
     except ControlPlaneError as error:
         failure = error  # the crash we caused, if it fired
     finally:
-        session._crasher = None
+        session.crasher = None
         session.gateway.interruptions.clear()
     if not crasher.fired:
         if failure is not None:
@@ -200,7 +200,8 @@ def crash(session: Any, prompt: str, at: Any, resume: str | None) -> CrashResult
         counts = ", ".join(f"{n} {kind}(s)" for kind, n in crasher.seen.items())
         raise ConfigError(f"The run never reached crash point {point}: it passed {counts}.",
                           hint="Pick a point the run reaches (crash_everywhere lists them all).")
-    stored = stored_history(session.agent, session.world, resume or session._session_of_last_run())
+    last_run = session.runs[-1].session_id if session.runs else None
+    stored = stored_history(session.agent, session.world, resume or last_run or session.world.session_id)
     kept = crasher.hook.before_cut() if crasher.hook is not None else None
     try:
         before_cut = read_stored(kept) if kept is not None else None
@@ -215,11 +216,11 @@ def crash_everywhere(session: Any, prompt: str, script: Sequence[Any], then: str
     with session.isolated() as clean:
         clean.gateway.use_script(endless(script))
         session_id = prepare(clean, before)
-        clean._crasher = counter = Crasher(clean, None)
+        clean.crasher = counter = Crasher(clean, None)
         try:
-            clean._run(prompt, resume=session_id)
+            clean.turn(prompt, resume=session_id)
         finally:
-            clean._crasher = None
+            clean.crasher = None
     report = CrashReport([crash_and_resume(session, point, prompt, script, then, before, idempotent)
                           for point in counter.points()])
     session.crash_reports.append(report)
@@ -236,7 +237,7 @@ def endless(turns: Sequence[Any]) -> Any:
 def prepare(session: Any, prompts: Sequence[str]) -> str | None:
     """Run `prompts` as one session (the first a new one); return its id (None when there were none)."""
     for index, prompt in enumerate(prompts):
-        session._run(prompt, resume=session.world.session_id if index else None)
+        session.turn(prompt, resume=session.world.session_id if index else None)
     return session.world.session_id if prompts else None
 
 

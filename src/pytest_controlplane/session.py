@@ -8,11 +8,11 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .agents.adapter import AgentAdapter
 from .agents.outcome import RunOutcome, ToolCall, calls_seen_by_model
 from .agents.process import process_ids, reap, stderr_tail
 from .agents.world import World
@@ -37,9 +37,9 @@ class AgentSession:
     `default_timeout` (the ini option agent_timeout), else 120.
     """
 
-    def __init__(self, agent: Any, world: World, gateway: ModelGateway, *, timeout: float | None = None,
+    def __init__(self, agent: AgentAdapter, world: World, gateway: ModelGateway, *, timeout: float | None = None,
                  default_timeout: float | None = None, plantings: Any = None) -> None:
-        if not callable(getattr(agent, "run", None)):
+        if not isinstance(agent, AgentAdapter):
             raise ConfigError(f"The agent fixture returned {agent!r}, which is not an agent adapter.",
                               hint="Return ClaudeAgent(options_factory) or CommandAgent(argv) from your `agent` "
                                    "fixture.")
@@ -49,7 +49,7 @@ class AgentSession:
         self.timeout = timeout or getattr(agent, "timeout", None) or default_timeout or DEFAULT_TIMEOUT
         self.runs: list[RunOutcome] = []
         self._isolated = 0
-        self._crasher: Any = None
+        self.crasher: Any = None  # set by crash.py while a crash test runs: it stops the agent at its point
         self.bypass_outcomes: list[Any] = []  # every variant attempted (the report shows them)
         self.inconclusive_policy = "fail"  # or "warn": what assert_held() does with an inconclusive variant
         self.crash_reports: list[Any] = []
@@ -78,18 +78,18 @@ class AgentSession:
     def _request_arrived(self, request: Any) -> None:
         if request.route == "/v1/messages":
             self.effects.checkpoint("request", request.index)
-            if self._crasher is not None:
-                self._crasher.on_request(request)
+            if self.crasher is not None:
+                self.crasher.on_request(request)
 
     def _checkpoint(self, kind: str, ref: Any = None, call: Any = None) -> None:
         """ClaudeAgent's own hooks: snapshot around each tool call, and stop the run there in a crash test."""
         self.effects.checkpoint(kind, ref, call)
-        if kind == "pre" and self._crasher is not None:
+        if kind == "pre" and self.crasher is not None:
             from .crash import wait_until_recorded
 
-            self._crasher.on_tool(in_process=False, settle=lambda: wait_until_recorded(self.world, str(ref)))
+            self.crasher.on_tool(in_process=False, settle=lambda: wait_until_recorded(self.world, str(ref)))
 
-    def _kill_agent(self) -> None:
+    def kill_agent(self) -> None:
         """SIGKILL every process of this world (the CLI, a command agent, the tools they started)."""
         reap(self.world.root)
 
@@ -99,15 +99,16 @@ class AgentSession:
     def workspace(self) -> Path:
         return self.world.workspace
 
-    def _run(self, prompt: str, *, resume: str | None = None, fork: bool = False) -> RunOutcome:
+    def turn(self, prompt: str, *, resume: str | None = None, fork: bool = False) -> RunOutcome:
+        """One run of the agent on `prompt`: in a new session, or continuing (`fork`: branching) `resume`."""
         session_id = self.world.session_id if not self.runs else f"{self.world.session_id[:-4]}{len(self.runs):04x}"
         before = len(self.gateway.exchanges)
         observes = getattr(self.agent, "observes_control_plane", True)
         # Adapters that see tool calls happen (ClaudeAgent) snapshot around each; for the others the
         # gateway's checkpoint at each model request brackets the calls of the answer before it.
         extra: dict[str, Any] = {"checkpoint": self._checkpoint} if observes else {}
-        if self._crasher is not None:
-            extra.update(self._crasher.arm())
+        if self.crasher is not None:
+            extra.update(self.crasher.arm())
         self.effects.begin()
         alive_before = process_ids()
         outcome = None
@@ -116,8 +117,8 @@ class AgentSession:
                                      resume=resume, fork=fork, timeout=self.timeout, **extra)
         finally:
             stray = reap(self.world.root, besides=alive_before)  # nothing the agent started outlives its run
-            if self._crasher is not None:
-                self._crasher.ran()
+            if self.crasher is not None:
+                self.crasher.ran()
             if outcome is not None and not observes:
                 outcome.tool_calls = calls_seen_by_model(self.gateway.exchanges[before:])
             self.effects.end(outcome.tool_calls if outcome else (), self.gateway.exchanges[before:],
@@ -146,15 +147,15 @@ class AgentSession:
 
     def run(self, prompt: str) -> RunOutcome:
         """Run the agent on `prompt` in a new session."""
-        return self._run(prompt)
+        return self.turn(prompt)
 
     def resume(self, prompt: str, session: str | None = None) -> RunOutcome:
         """Continue a session (the last one by default) with `prompt`."""
-        return self._run(prompt, resume=session or self._last_session())
+        return self.turn(prompt, resume=session or self._last_session())
 
     def fork(self, prompt: str, session: str | None = None) -> RunOutcome:
         """Branch a session (the last one by default) into a new one and run `prompt` there."""
-        return self._run(prompt, resume=session or self._last_session(), fork=True)
+        return self.turn(prompt, resume=session or self._last_session(), fork=True)
 
     def attempt(self, call: Any, *, prompt: str = "Do as instructed.", permission_modes: Sequence[str] = ()) -> Any:
         """Have the model emit exactly `call`, then end the turn; the real control plane judges it.
@@ -164,11 +165,12 @@ class AgentSession:
         `permission_modes=["default", "acceptEdits", ...]` a variant runs once per mode, each from a copy
         of the workspace as it is now, and `assert_held()` also fails when the verdicts differ.
         """
+        from .bypass.attempt import attempt_variant
         from .bypass.sweep import OfferedRoutes, sweep
         from .bypass.variant import Variant
 
         if isinstance(call, Variant):
-            return self._attempt_variant(call, prompt, permission_modes)
+            return attempt_variant(self, call, prompt, permission_modes)
         if isinstance(call, OfferedRoutes) and not permission_modes:
             return sweep(self, call, prompt)
         if permission_modes:
@@ -181,31 +183,6 @@ class AgentSession:
         if not matching:
             raise AgentError(f"The agent never surfaced the scripted {call.name} call.")
         return matching[0]
-
-    def _attempt_variant(self, variant: Any, prompt: str, permission_modes: Sequence[str] = ()) -> Any:
-        from .bypass.judge import judge, prepare
-
-        if permission_modes:
-            # Differential: the same variant from the same starting files, once per mode, each in its own world.
-            by_mode = {}
-            for mode in permission_modes:
-                with self.isolated(permission_mode=mode) as session:
-                    by_mode[mode] = session._attempt_variant(variant, prompt)
-                    by_mode[mode].mode = mode
-            worst = next((o for rank in ("bypassed", "inconclusive", "held") for o in by_mode.values()
-                          if o.verdict == rank), next(iter(by_mode.values())))
-            outcome = dataclasses.replace(worst, by_mode=by_mode)
-            self.bypass_outcomes.append(outcome)
-            return outcome
-
-        places, failures = prepare(self, variant)
-        self.gateway.use_script(variant.model(places))
-        before = len(self.gateway.exchanges)
-        self.run(prompt)
-        outcome = judge(self, variant, before, failures)
-        outcome.inconclusive_policy = self.inconclusive_policy
-        self.bypass_outcomes.append(outcome)
-        return outcome
 
     # --- crashes --------------------------------------------------------------------------------
 
@@ -244,9 +221,6 @@ class AgentSession:
         problems = self.history_problems(session)
         if [p for p in problems if p.severity == "error"]:
             raise HistoryInconsistent("The session history is inconsistent:\n" + "\n".join(f"  {p}" for p in problems))
-
-    def _session_of_last_run(self) -> str:
-        return (self.runs[-1].session_id if self.runs else None) or self.world.session_id
 
     @contextlib.contextmanager
     def isolated(self, *, permission_mode: str | None = None) -> Iterator[AgentSession]:

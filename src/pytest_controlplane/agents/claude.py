@@ -137,6 +137,10 @@ def claude_cli() -> str:
 class ClaudeAgent:
     """Runs `options_factory(workspace) -> ClaudeAgentOptions` through the bundled Claude Code CLI."""
 
+    observes_control_plane = True  # its hooks and callbacks are wrapped: each tool call is seen as it happens
+    save_points = False
+    in_process = False
+
     def __init__(self, options_factory: Callable[[Path], Any], *, timeout: float | None = None) -> None:
         """`timeout`: seconds per run, unless the test's @pytest.mark.agent(timeout=...) says otherwise."""
         check_takes_workspace(options_factory, "ClaudeAgent", "ClaudeAgentOptions")

@@ -39,6 +39,7 @@ class CommandAgent:
 
     observes_control_plane = False  # tool calls are read off the model's exchanges instead
     save_points = True  # a crash test may cut its saves (agents/save_points.py)
+    in_process = False
 
     def __init__(self, argv: Argv, *, env: Mapping[str, str] | None = None, timeout: float | None = None,
                  transcript: Callable[[World, str], Path] | None = None,

@@ -33,6 +33,7 @@ class LoopAgent:
 
     observes_control_plane = False  # tool calls are read off the model's exchanges
     in_process = True  # crash tests stop it with a SimulatedCrash, not a signal
+    save_points = False
 
     def __init__(self, options_factory: Callable[[Path], Mapping[str, Any]], *, loop: Callable[..., Any] | None = None,
                  on_stale: OnStale = "raise", reading_tools: Iterable[str] | Mapping[str, str] | None = None,
