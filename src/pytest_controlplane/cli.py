@@ -24,8 +24,10 @@ def _load_script(spec: str) -> object:
     """`path/to/file.py:NAME` -> the object NAME defined in that file."""
     file, _, name = spec.partition(":")
     if not name or not file:
-        raise ConfigError(f"--script takes FILE.py:NAME (a ScriptedModel, a list of turns, or a dict of them by "
-                          f"test id), got {spec!r}.")
+        raise ConfigError(
+            f"--script takes FILE.py:NAME (a ScriptedModel, a list of turns, or a dict of them by "
+            f"test id), got {spec!r}."
+        )
     if not Path(file).is_file():
         raise ConfigError(f"--script: no such file {file!r}.", hint="Give the path of the .py file that defines it.")
     module_spec = importlib.util.spec_from_file_location(Path(file).stem, file)
@@ -35,12 +37,15 @@ def _load_script(spec: str) -> object:
     try:
         module_spec.loader.exec_module(module)
     except Exception as error:  # the user's code: whatever it raises, said in one line
-        raise ConfigError(f"--script: running {file} raised {type(error).__name__}: {error}.",
-                          hint=f"Fix {file}; `python {file}` shows the traceback.") from error
+        raise ConfigError(
+            f"--script: running {file} raised {type(error).__name__}: {error}.",
+            hint=f"Fix {file}; `python {file}` shows the traceback.",
+        ) from error
     if not hasattr(module, name):
         defined = sorted(k for k in vars(module) if not k.startswith("_") and k.isupper())
-        raise ConfigError(f"--script: {file} defines no {name!r}" + (f" (it defines {', '.join(defined)})."
-                                                                      if defined else "."))
+        raise ConfigError(
+            f"--script: {file} defines no {name!r}" + (f" (it defines {', '.join(defined)})." if defined else ".")
+        )
     return getattr(module, name)
 
 
@@ -51,9 +56,13 @@ def serve(args: argparse.Namespace) -> int:
     script = _load_script(args.script) if args.script else None
     # A stand-in restarts its script for each test that records through it (or plays each its own, from a dict).
     model = ScriptedModel(ScriptPerTest(script)) if script is not None else None
-    gateway = ModelGateway(mode="script" if model is not None else args.mode, cassette=args.cassette,
-                           upstream=args.upstream, script=model,
-                           replay_advice="serve a cassette with `controlplane serve --mode replay --cassette PATH`")
+    gateway = ModelGateway(
+        mode="script" if model is not None else args.mode,
+        cassette=args.cassette,
+        upstream=args.upstream,
+        script=model,
+        replay_advice="serve a cassette with `controlplane serve --mode replay --cassette PATH`",
+    )
     gateway.open()
     print(f"ANTHROPIC_BASE_URL={gateway.base_url}", flush=True)
     try:
@@ -92,8 +101,10 @@ def cassettes(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(numbers, indent=1))
         else:
-            print(f"{numbers['files']} cassette(s), {numbers['interactions']} interaction(s), "
-                  f"{numbers['bytes'] / 1e6:.1f} MB")
+            print(
+                f"{numbers['files']} cassette(s), {numbers['interactions']} interaction(s), "
+                f"{numbers['bytes'] / 1e6:.1f} MB"
+            )
             for key in ("models", "cli_versions", "sources"):
                 print(f"{key}: " + ", ".join(f"{k} ({v})" for k, v in sorted(numbers[key].items())))
         return 0
@@ -109,8 +120,10 @@ def cassettes(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"{'deleted' if args.yes else 'unused'}: {path}")
     if not args.json:
-        print(f"{len(stale)} cassette(s) no collected test uses" + ("" if args.yes or not stale else
-                                                                     " — run again with --yes to delete them"))
+        print(
+            f"{len(stale)} cassette(s) no collected test uses"
+            + ("" if args.yes or not stale else " — run again with --yes to delete them")
+        )
     return 1 if stale and not args.yes else 0
 
 
@@ -127,8 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     tapes.add_argument("paths", nargs="*", help="cassette files or directories (default: cassettes)")
     tapes.add_argument("--json", action="store_true", help="machine-readable output")
     tapes.add_argument("--yes", action="store_true", help="prune: delete the unused cassettes")
-    tapes.add_argument("--tests", action="append", default=[], help="prune: test paths to collect (default: "
-                                                                         "pytest's own testpaths)")
+    tapes.add_argument(
+        "--tests", action="append", default=[], help="prune: test paths to collect (default: pytest's own testpaths)"
+    )
     args, extra = parser.parse_known_args(argv)
     # Paths after an option (`check --json cassettes/`) are left over by argparse: they are paths all the same.
     if extra and (args.command != "cassettes" or any(e.startswith("-") for e in extra)):

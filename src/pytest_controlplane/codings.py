@@ -56,8 +56,9 @@ def _module(name: str, coding: str) -> Any:
     try:
         return __import__(name)
     except ImportError as error:
-        raise UndecodableBody(f"the body is {coding}-encoded and the {name!r} package is not installed "
-                              f"(`pip install {name}`)") from error
+        raise UndecodableBody(
+            f"the body is {coding}-encoded and the {name!r} package is not installed (`pip install {name}`)"
+        ) from error
 
 
 def accepts(accept_encoding: str, content_encoding: str) -> bool:
@@ -98,5 +99,8 @@ def decoded_response(response: dict[str, Any]) -> dict[str, Any]:
         return response
     body = response["body"]["string"] or b""
     body = body.encode("utf-8", "surrogateescape") if isinstance(body, str) else body
-    return {**response, "body": {**response["body"], "string": decode(body, coding)},
-            "headers": {k: v for k, v in headers.items() if k.lower() != "content-encoding"}}
+    return {
+        **response,
+        "body": {**response["body"], "string": decode(body, coding)},
+        "headers": {k: v for k, v in headers.items() if k.lower() != "content-encoding"},
+    }

@@ -19,10 +19,13 @@ MODES = ("replay", "record", "auto", "live")
 DEFAULT_MODE = "replay"
 MODE_ENV = "CONTROLPLANE_MODE"
 UPSTREAM_ENV = "CONTROLPLANE_UPSTREAM"
-MARKER_SIGNATURE = ("agent(cassette=None, mode=None, script=None, allow_unused=False, timeout=None, workspace=None, "
-                    "record_errors=False)")
-BYPASS_SIGNATURE = ("bypass_variants(family, target=None, routes=None, forms=None, tags=None, exclude=None, "
-                    "depth='curated')")
+MARKER_SIGNATURE = (
+    "agent(cassette=None, mode=None, script=None, allow_unused=False, timeout=None, workspace=None, "
+    "record_errors=False)"
+)
+BYPASS_SIGNATURE = (
+    "bypass_variants(family, target=None, routes=None, forms=None, tags=None, exclude=None, depth='curated')"
+)
 BYPASS_KEYS = ("target", "routes", "forms", "tags", "exclude", "depth")
 MARKER_KEYS = ("cassette", "mode", "script", "allow_unused", "timeout", "workspace", "record_errors")
 
@@ -50,8 +53,12 @@ def check_mode(value: str, origin: str) -> str:
 
 
 def resolve_mode(*, marker: str | None, cli: str | None, env: str | None, ini: str | None) -> str:
-    for value, origin in ((marker, "@pytest.mark.agent(mode=...)"), (cli, "--agent-mode"),
-                          (env, f"${MODE_ENV}"), (ini, "ini option agent_mode")):
+    for value, origin in (
+        (marker, "@pytest.mark.agent(mode=...)"),
+        (cli, "--agent-mode"),
+        (env, f"${MODE_ENV}"),
+        (ini, "ini option agent_mode"),
+    ):
         if value:
             return check_mode(value, origin)
     return DEFAULT_MODE
@@ -60,12 +67,15 @@ def resolve_mode(*, marker: str | None, cli: str | None, env: str | None, ini: s
 def marker_kwargs(args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """Validate the arguments of @pytest.mark.agent."""
     if args:
-        raise ConfigError(f"@pytest.mark.agent takes keyword arguments only: {MARKER_SIGNATURE}; got positional "
-                          f"{args!r}.")
+        raise ConfigError(
+            f"@pytest.mark.agent takes keyword arguments only: {MARKER_SIGNATURE}; got positional {args!r}."
+        )
     unknown = sorted(set(kwargs) - set(MARKER_KEYS))
     if unknown:
-        raise ConfigError(f"@pytest.mark.agent got unknown argument(s) {', '.join(unknown)}; accepted: "
-                          f"{', '.join(MARKER_KEYS)} — {MARKER_SIGNATURE}.")
+        raise ConfigError(
+            f"@pytest.mark.agent got unknown argument(s) {', '.join(unknown)}; accepted: "
+            f"{', '.join(MARKER_KEYS)} — {MARKER_SIGNATURE}."
+        )
     for key in ("cassette", "workspace"):
         if key in kwargs and not isinstance(kwargs[key], str | Path):
             raise ConfigError(f"@pytest.mark.agent({key}=...) takes a path, got {kwargs[key]!r}.")
@@ -73,7 +83,9 @@ def marker_kwargs(args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, A
         if key in kwargs and not isinstance(kwargs[key], bool):
             raise ConfigError(f"@pytest.mark.agent({key}=...) takes True or False, got {kwargs[key]!r}.")
     if "timeout" in kwargs and not (isinstance(kwargs["timeout"], int | float) and kwargs["timeout"] > 0):
-        raise ConfigError(f"@pytest.mark.agent(timeout=...) takes seconds (a positive number), got {kwargs['timeout']!r}.")
+        raise ConfigError(
+            f"@pytest.mark.agent(timeout=...) takes seconds (a positive number), got {kwargs['timeout']!r}."
+        )
     return dict(kwargs)
 
 
@@ -111,9 +123,10 @@ def parse_budget(tokens: Any, usd: Any) -> tuple[int | None, float | None]:
     try:
         return (int(tokens) if tokens else None), (float(usd) if usd else None)
     except ValueError as error:
-        raise ConfigError(f"agent_max_tokens / agent_budget_usd must be numbers: {error}",
-                          hint="Set them to a whole number of tokens and a number of dollars, or leave them unset.") \
-            from None
+        raise ConfigError(
+            f"agent_max_tokens / agent_budget_usd must be numbers: {error}",
+            hint="Set them to a whole number of tokens and a number of dollars, or leave them unset.",
+        ) from None
 
 
 def cassette_name(module_path: str, test_name: str) -> Path:
@@ -122,17 +135,36 @@ def cassette_name(module_path: str, test_name: str) -> Path:
     return Path(module_path).with_suffix("") / f"{safe}.yaml"
 
 
-def resolve(*, marker_args: Sequence[Any] = (), marker: Mapping[str, Any], cli_mode: str | None,
-            env_mode: str | None, ini_mode: str | None, cassette_dir: Path, test_dir: Path, module_path: str,
-            test_name: str, nodeid: str, upstream: str | None, ini_timeout: str = "") -> RunSettings:
+def resolve(
+    *,
+    marker_args: Sequence[Any] = (),
+    marker: Mapping[str, Any],
+    cli_mode: str | None,
+    env_mode: str | None,
+    ini_mode: str | None,
+    cassette_dir: Path,
+    test_dir: Path,
+    module_path: str,
+    test_name: str,
+    nodeid: str,
+    upstream: str | None,
+    ini_timeout: str = "",
+) -> RunSettings:
     given = marker_kwargs(marker_args, marker)
     mode = resolve_mode(marker=given.get("mode"), cli=cli_mode, env=env_mode, ini=ini_mode)
     if given.get("cassette"):
         cassette = test_dir / given["cassette"]
     else:
         cassette = cassette_dir / cassette_name(module_path, test_name)
-    return RunSettings(mode=mode, cassette=cassette, script=given.get("script"), upstream=upstream,
-                       allow_unused=given.get("allow_unused", False), record_errors=given.get("record_errors", False),
-                       record_command=f"pytest --agent-mode=record '{nodeid}'", timeout=given.get("timeout"),
-                       default_timeout=parse_timeout(ini_timeout, "ini option agent_timeout"),
-                       workspace_template=test_dir / given["workspace"] if given.get("workspace") else None)
+    return RunSettings(
+        mode=mode,
+        cassette=cassette,
+        script=given.get("script"),
+        upstream=upstream,
+        allow_unused=given.get("allow_unused", False),
+        record_errors=given.get("record_errors", False),
+        record_command=f"pytest --agent-mode=record '{nodeid}'",
+        timeout=given.get("timeout"),
+        default_timeout=parse_timeout(ini_timeout, "ini option agent_timeout"),
+        workspace_template=test_dir / given["workspace"] if given.get("workspace") else None,
+    )

@@ -53,8 +53,10 @@ class CrashPoint:
             return value
         kind, _, number = str(value).replace(":", " ").partition(" ")
         if kind not in KINDS or not number.strip().isdigit() or int(number) < 1:
-            raise ConfigError(f"Unknown crash point {value!r}; write 'request N', 'stream N', 'tool N' or 'save N' "
-                              "(N counts from 1 within the run).")
+            raise ConfigError(
+                f"Unknown crash point {value!r}; write 'request N', 'stream N', 'tool N' or 'save N' "
+                "(N counts from 1 within the run)."
+            )
         return cls(kind, int(number))
 
     def __str__(self) -> str:
@@ -156,16 +158,18 @@ class CrashReport:
         return [r for r in self.results if not r.consistent]
 
     def __str__(self) -> str:
-        lines = [f"{len(self.results)} crash point(s), {len(self.results) - len(self.inconsistent)} consistent after "
-                 "resume:"]
+        lines = [
+            f"{len(self.results)} crash point(s), {len(self.results) - len(self.inconsistent)} consistent after resume:"
+        ]
         lines.extend(str(result) for result in self.results)
         return "\n".join(lines)
 
     def assert_consistent(self) -> None:
         __tracebackhide__ = True
         if self.inconsistent:
-            raise HistoryInconsistent(f"{len(self.inconsistent)} crash point(s) did not resume to one consistent "
-                                      f"history.\n{self}")
+            raise HistoryInconsistent(
+                f"{len(self.inconsistent)} crash point(s) did not resume to one consistent history.\n{self}"
+            )
 
 
 def wait_until_recorded(world: Any, tool_use_id: str, seconds: float = 10.0) -> None:
@@ -198,8 +202,10 @@ def crash(session: Any, prompt: str, at: Any, resume: str | None) -> CrashResult
         if failure is not None:
             raise failure  # the run failed on its own before the point: that is what to fix
         counts = ", ".join(f"{n} {kind}(s)" for kind, n in crasher.seen.items())
-        raise ConfigError(f"The run never reached crash point {point}: it passed {counts}.",
-                          hint="Pick a point the run reaches (crash_everywhere lists them all).")
+        raise ConfigError(
+            f"The run never reached crash point {point}: it passed {counts}.",
+            hint="Pick a point the run reaches (crash_everywhere lists them all).",
+        )
     last_run = session.runs[-1].session_id if session.runs else None
     stored = stored_history(session.agent, session.world, resume or last_run or session.world.session_id)
     kept = crasher.hook.before_cut() if crasher.hook is not None else None
@@ -210,8 +216,9 @@ def crash(session: Any, prompt: str, at: Any, resume: str | None) -> CrashResult
     return CrashResult(point, before=stored.check() if stored else [], before_cut=before_cut)
 
 
-def crash_everywhere(session: Any, prompt: str, script: Sequence[Any], then: str, before: Sequence[str],
-                     idempotent: Sequence[str]) -> CrashReport:
+def crash_everywhere(
+    session: Any, prompt: str, script: Sequence[Any], then: str, before: Sequence[str], idempotent: Sequence[str]
+) -> CrashReport:
     """See AgentSession.crash_everywhere."""
     with session.isolated() as clean:
         clean.gateway.use_script(endless(script))
@@ -221,8 +228,9 @@ def crash_everywhere(session: Any, prompt: str, script: Sequence[Any], then: str
             clean.turn(prompt, resume=session_id)
         finally:
             clean.crasher = None
-    report = CrashReport([crash_and_resume(session, point, prompt, script, then, before, idempotent)
-                          for point in counter.points()])
+    report = CrashReport(
+        [crash_and_resume(session, point, prompt, script, then, before, idempotent) for point in counter.points()]
+    )
     session.crash_reports.append(report)
     return report
 
@@ -241,8 +249,15 @@ def prepare(session: Any, prompts: Sequence[str]) -> str | None:
     return session.world.session_id if prompts else None
 
 
-def crash_and_resume(parent: Any, point: CrashPoint, prompt: str, script: Sequence[Any], then: str,
-                     prepared: Sequence[str], idempotent: Sequence[str]) -> CrashResult:
+def crash_and_resume(
+    parent: Any,
+    point: CrashPoint,
+    prompt: str,
+    script: Sequence[Any],
+    then: str,
+    prepared: Sequence[str],
+    idempotent: Sequence[str],
+) -> CrashResult:
     with parent.isolated() as session:
         session.gateway.use_script(endless(script))
         continued = prepare(session, prepared)
@@ -267,13 +282,19 @@ def crash_and_resume(parent: Any, point: CrashPoint, prompt: str, script: Sequen
         result.history = after.content if after is not None else None
         result.after.extend(after.check() if after is not None else [])
         result.after.extend(lost(known, after, intact=known is at_crash))
-        first = next((e for e in session.gateway.exchanges[requests_before:] if e.request.route == "/v1/messages"),
-                     None)
+        first = next(
+            (e for e in session.gateway.exchanges[requests_before:] if e.request.route == "/v1/messages"), None
+        )
         if first is not None and known is not None:
             missing = [i for i in tool_use_ids(known) if i.encode() not in first.request.body]
             if missing:
-                result.after.append(Problem("model-missed-history", None, f"the first request after the resume "
-                                                                          f"lacks stored tool calls {missing}"))
+                result.after.append(
+                    Problem(
+                        "model-missed-history",
+                        None,
+                        f"the first request after the resume lacks stored tool calls {missing}",
+                    )
+                )
         result.after.extend(done_twice(session, crashed_run, set(idempotent)))
         return result
 
@@ -281,7 +302,7 @@ def crash_and_resume(parent: Any, point: CrashPoint, prompt: str, script: Sequen
 def _why(error: ControlPlaneError) -> str:
     """The first line of a failed resume's error, and the last line the agent wrote on stderr (its own reason)."""
     lines = str(error).splitlines()
-    tail = lines[lines.index("stderr tail:") + 1:] if "stderr tail:" in lines else []
+    tail = lines[lines.index("stderr tail:") + 1 :] if "stderr tail:" in lines else []
     reason = next((line.strip().removeprefix("| ") for line in reversed(tail) if line.strip().startswith("|")), "")
     return f"{lines[0]} ({reason})" if reason else lines[0]
 
@@ -301,19 +322,35 @@ def lost(known: Stored | None, after: Stored | None, *, intact: bool = True) -> 
     if known is None or known.content is None or not known.content or (after is not None and after.torn):
         return []
     if after is None:
-        return [Problem("lost-history", None, f"nothing is stored after the resume; the store held {_count(known)} "
-                                              "before the crash")]
+        return [
+            Problem(
+                "lost-history",
+                None,
+                f"nothing is stored after the resume; the store held {_count(known)} before the crash",
+            )
+        ]
     if known.kind == JSONL and after.kind == JSONL:
         dropped = lost_entries(known.content, after.content or [])
         if intact or not dropped:
             return dropped
-    elif after.content[:len(known.content)] == known.content:
+    elif after.content[: len(known.content)] == known.content:
         return []
     elif intact:
-        return [Problem("lost-entry", None, "the messages stored before the crash are not the start of the history "
-                                            "after the resume")]
-    return [Problem("lost-history", None, f"the resume started over: the store held {_count(known)} before the save "
-                                          "that was cut off, and none of it is in the history after it")]
+        return [
+            Problem(
+                "lost-entry",
+                None,
+                "the messages stored before the crash are not the start of the history after the resume",
+            )
+        ]
+    return [
+        Problem(
+            "lost-history",
+            None,
+            f"the resume started over: the store held {_count(known)} before the save "
+            "that was cut off, and none of it is in the history after it",
+        )
+    ]
 
 
 def _count(stored: Stored) -> str:
@@ -323,12 +360,18 @@ def _count(stored: Stored) -> str:
 
 def tool_use_ids(stored: Stored | None) -> list[str]:
     messages = stored_messages(stored) if stored is not None else []
-    return [str(b.get("id")) for m in messages if isinstance(m, dict) and isinstance(m.get("content"), list)
-            for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
+    return [
+        str(b.get("id"))
+        for m in messages
+        if isinstance(m, dict) and isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    ]
 
 
 def done_twice(session: Any, crashed_run: int, idempotent: set[str]) -> list[Problem]:
     """Tool calls (same tool, same input) whose effects happened both before the crash and after the resume."""
+
     def effects_by_call(run: int) -> dict[tuple[str, str], list[str]]:
         found: dict[tuple[str, str], list[str]] = {}
         for change in session.effects.diff:
@@ -342,6 +385,13 @@ def done_twice(session: Any, crashed_run: int, idempotent: set[str]) -> list[Pro
     after: dict[tuple[str, str], list[str]] = {}
     for run in range(crashed_run + 1, len(session.runs) + 1):
         after.update(effects_by_call(run))
-    return [Problem("effect-twice", None, f"{name} {tool_input[:80]} changed {', '.join(sorted(set(paths)))} before "
-                                          "the crash and again after the resume")
-            for (name, tool_input), paths in before.items() if (name, tool_input) in after and name not in idempotent]
+    return [
+        Problem(
+            "effect-twice",
+            None,
+            f"{name} {tool_input[:80]} changed {', '.join(sorted(set(paths)))} before "
+            "the crash and again after the resume",
+        )
+        for (name, tool_input), paths in before.items()
+        if (name, tool_input) in after and name not in idempotent
+    ]

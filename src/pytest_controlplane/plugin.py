@@ -19,31 +19,70 @@ if TYPE_CHECKING:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("controlplane", "pytest-controlplane: agent control-plane tests")
-    group.addoption("--agent-mode", dest="agent_mode", default=None, choices=settings_.MODES,
-                    help="where model answers come from: replay (cassettes only, the default), record "
-                         "(real API, writes cassettes), auto (replay, record what is missing), live "
-                         f"(real API, no cassettes). Env: ${settings_.MODE_ENV}; ini: agent_mode.")
-    group.addoption("--agent-cassette-dir", dest="agent_cassette_dir", default=None,
-                    help="directory of cassettes (default <rootdir>/cassettes); ini: agent_cassette_dir.")
-    group.addoption("--agent-upstream", dest="agent_upstream", default=None,
-                    help="the API that record/live/auto modes forward to (default https://api.anthropic.com; "
-                         f"a local stand-in for recording without Claude). Env: ${settings_.UPSTREAM_ENV}; "
-                         "ini: agent_upstream.")
-    group.addoption("--agent-report", dest="agent_report", default=None, metavar="DIR",
-                    help="write an HTML report of every agent test into DIR (failing ones always get one, in "
-                         "<rootdir>/controlplane-report by default); ini: agent_report.")
-    group.addoption("--agent-max-tokens", dest="agent_max_tokens", default=None, type=int, metavar="N",
-                    help="record/auto/live: stop calling the real API once the run has used N tokens; ini: "
-                         "agent_max_tokens.")
-    group.addoption("--agent-budget-usd", dest="agent_budget_usd", default=None, type=float, metavar="USD",
-                    help="record/auto/live: stop calling the real API once the run has spent about USD (list "
-                         "prices); ini: agent_budget_usd.")
-    group.addoption("--agent-inconclusive", dest="agent_inconclusive", default=None, choices=("fail", "warn"),
-                    help="what a bypass variant whose attempt never ran (not the control plane's doing) does: fail "
-                         "(default) or warn; ini: agent_inconclusive.")
-    group.addoption("--agent-routes", dest="agent_routes", action="store_true", default=False,
-                    help="after the bypass tests, list the tools the agent under test offers, each with its class "
-                         "and how many variants of each family went through it.")
+    group.addoption(
+        "--agent-mode",
+        dest="agent_mode",
+        default=None,
+        choices=settings_.MODES,
+        help="where model answers come from: replay (cassettes only, the default), record "
+        "(real API, writes cassettes), auto (replay, record what is missing), live "
+        f"(real API, no cassettes). Env: ${settings_.MODE_ENV}; ini: agent_mode.",
+    )
+    group.addoption(
+        "--agent-cassette-dir",
+        dest="agent_cassette_dir",
+        default=None,
+        help="directory of cassettes (default <rootdir>/cassettes); ini: agent_cassette_dir.",
+    )
+    group.addoption(
+        "--agent-upstream",
+        dest="agent_upstream",
+        default=None,
+        help="the API that record/live/auto modes forward to (default https://api.anthropic.com; "
+        f"a local stand-in for recording without Claude). Env: ${settings_.UPSTREAM_ENV}; "
+        "ini: agent_upstream.",
+    )
+    group.addoption(
+        "--agent-report",
+        dest="agent_report",
+        default=None,
+        metavar="DIR",
+        help="write an HTML report of every agent test into DIR (failing ones always get one, in "
+        "<rootdir>/controlplane-report by default); ini: agent_report.",
+    )
+    group.addoption(
+        "--agent-max-tokens",
+        dest="agent_max_tokens",
+        default=None,
+        type=int,
+        metavar="N",
+        help="record/auto/live: stop calling the real API once the run has used N tokens; ini: agent_max_tokens.",
+    )
+    group.addoption(
+        "--agent-budget-usd",
+        dest="agent_budget_usd",
+        default=None,
+        type=float,
+        metavar="USD",
+        help="record/auto/live: stop calling the real API once the run has spent about USD (list "
+        "prices); ini: agent_budget_usd.",
+    )
+    group.addoption(
+        "--agent-inconclusive",
+        dest="agent_inconclusive",
+        default=None,
+        choices=("fail", "warn"),
+        help="what a bypass variant whose attempt never ran (not the control plane's doing) does: fail "
+        "(default) or warn; ini: agent_inconclusive.",
+    )
+    group.addoption(
+        "--agent-routes",
+        dest="agent_routes",
+        action="store_true",
+        default=False,
+        help="after the bypass tests, list the tools the agent under test offers, each with its class "
+        "and how many variants of each family went through it.",
+    )
     parser.addini("agent_inconclusive", "fail (default) or warn: an inconclusive bypass variant", default="")
     parser.addini("agent_mode", "default agent mode (replay, record, auto, live)", default="")
     parser.addini("agent_max_tokens", "token budget of a record/live run against the real API", default="")
@@ -51,24 +90,34 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("agent_report", "directory for HTML reports of agent tests", default="")
     parser.addini("agent_cassette_dir", "directory of cassettes, relative to rootdir", default="cassettes")
     parser.addini("agent_upstream", "the API that record/live/auto modes forward to", default="")
-    parser.addini("agent_timeout", "seconds one agent run may take (default 120); the marker's timeout= wins",
-                  default="")
+    parser.addini(
+        "agent_timeout", "seconds one agent run may take (default 120); the marker's timeout= wins", default=""
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", f"{settings_.MARKER_SIGNATURE}: how this test's agent gets model answers: "
-                                       "its cassette path (relative to the test file), a mode that overrides "
-                                       "--agent-mode, a scripted model (list of turns or function of the request), "
-                                       "whether unplayed interactions are allowed, seconds per run, and a folder "
-                                       "(relative to the test file) the workspace starts as a copy of.")
-    config.addinivalue_line("markers", f"{settings_.BYPASS_SIGNATURE}: run the test once per variant of a bypass family "
-                                       "(write, read, exec, escape) against target; routes/forms/tags select, exclude "
-                                       "drops ids, routes or tags; depth='full' takes every route x form. The "
-                                       "`bypass_variants` fixture is the variant: agent_session.attempt(it).")
+    config.addinivalue_line(
+        "markers",
+        f"{settings_.MARKER_SIGNATURE}: how this test's agent gets model answers: "
+        "its cassette path (relative to the test file), a mode that overrides "
+        "--agent-mode, a scripted model (list of turns or function of the request), "
+        "whether unplayed interactions are allowed, seconds per run, and a folder "
+        "(relative to the test file) the workspace starts as a copy of.",
+    )
+    config.addinivalue_line(
+        "markers",
+        f"{settings_.BYPASS_SIGNATURE}: run the test once per variant of a bypass family "
+        "(write, read, exec, escape) against target; routes/forms/tags select, exclude "
+        "drops ids, routes or tags; depth='full' takes every route x form. The "
+        "`bypass_variants` fixture is the variant: agent_session.attempt(it).",
+    )
     try:
-        settings_.check_run_options(env_mode=os.environ.get(settings_.MODE_ENV), ini_mode=config.getini("agent_mode"),
-                                    ini_timeout=config.getini("agent_timeout"),
-                                    ini_inconclusive=config.getini("agent_inconclusive"))
+        settings_.check_run_options(
+            env_mode=os.environ.get(settings_.MODE_ENV),
+            ini_mode=config.getini("agent_mode"),
+            ini_timeout=config.getini("agent_timeout"),
+            ini_inconclusive=config.getini("agent_inconclusive"),
+        )
     except ConfigError as error:
         raise pytest.UsageError(str(error)) from None
 
@@ -90,10 +139,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     from .bypass.corpus import variants_for_marker
 
     marker = metafunc.definition.get_closest_marker("bypass_variants")
-    variants = variants_for_marker(marker.args, marker.kwargs) if marker else [ConfigError(
-        "The bypass_variants fixture needs the marker: @pytest.mark.bypass_variants('write', target='.env').")]
-    ids = [v.id if not isinstance(v, ConfigError) else "no-marker" if marker is None else "invalid-marker"
-           for v in variants]
+    variants = (
+        variants_for_marker(marker.args, marker.kwargs)
+        if marker
+        else [
+            ConfigError(
+                "The bypass_variants fixture needs the marker: @pytest.mark.bypass_variants('write', target='.env')."
+            )
+        ]
+    )
+    ids = [
+        v.id if not isinstance(v, ConfigError) else "no-marker" if marker is None else "invalid-marker"
+        for v in variants
+    ]
     metafunc.parametrize("bypass_variants", variants, indirect=True, ids=ids)
 
 
@@ -143,8 +201,14 @@ def _report_agent_test(item: pytest.Item, report: pytest.TestReport, session: An
     directory = Path(chosen) if chosen else config.rootpath / "controlplane-report"
     if not directory.is_absolute():
         directory = config.rootpath / directory
-    data = reports.collect(session, test=item.nodeid, outcome=report.outcome, failure=report.longreprtext,
-                           mode=mode, canaries=session.plantings.canaries)
+    data = reports.collect(
+        session,
+        test=item.nodeid,
+        outcome=report.outcome,
+        failure=report.longreprtext,
+        mode=mode,
+        canaries=session.plantings.canaries,
+    )
     path = reports.write(directory, data)
     report.sections.append(("controlplane report", f"Agent report: {path}"))
     html = config.pluginmanager.getplugin("html")
@@ -164,8 +228,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     whole_suite = not terminalreporter.stats.get("deselected") and not config.option.file_or_dir
     cassette_dir = config.rootpath / (config.getoption("agent_cassette_dir") or config.getini("agent_cassette_dir"))
     terminalreporter.section("agent tests (pytest-controlplane)")
-    for line in tally.lines(verbose=config.getoption("verbose") > 0, routes=config.getoption("agent_routes"),
-                            cassette_dir=cassette_dir if whole_suite else None, root=config.rootpath):
+    for line in tally.lines(
+        verbose=config.getoption("verbose") > 0,
+        routes=config.getoption("agent_routes"),
+        cassette_dir=cassette_dir if whole_suite else None,
+        root=config.rootpath,
+    ):
         terminalreporter.write_line(line)
 
 
@@ -182,12 +250,24 @@ def _settings(request: pytest.FixtureRequest) -> settings_.RunSettings:
     except ValueError:
         module_path = path.name
     run = settings_.resolve(
-        marker_args=marker.args if marker else (), marker=marker.kwargs if marker else {},
-        cli_mode=config.getoption("agent_mode"), env_mode=os.environ.get(settings_.MODE_ENV),
-        ini_mode=config.getini("agent_mode") or None, cassette_dir=config.rootpath / cassette_dir,
-        test_dir=path.parent, module_path=module_path, test_name=request.node.name, nodeid=request.node.nodeid,
-        upstream=(config.getoption("agent_upstream") or os.environ.get(settings_.UPSTREAM_ENV)
-                  or config.getini("agent_upstream") or None), ini_timeout=config.getini("agent_timeout"))
+        marker_args=marker.args if marker else (),
+        marker=marker.kwargs if marker else {},
+        cli_mode=config.getoption("agent_mode"),
+        env_mode=os.environ.get(settings_.MODE_ENV),
+        ini_mode=config.getini("agent_mode") or None,
+        cassette_dir=config.rootpath / cassette_dir,
+        test_dir=path.parent,
+        module_path=module_path,
+        test_name=request.node.name,
+        nodeid=request.node.nodeid,
+        upstream=(
+            config.getoption("agent_upstream")
+            or os.environ.get(settings_.UPSTREAM_ENV)
+            or config.getini("agent_upstream")
+            or None
+        ),
+        ini_timeout=config.getini("agent_timeout"),
+    )
     request.node.stash[_SETTINGS] = run
     return run
 
@@ -207,9 +287,16 @@ def model_gateway(request: pytest.FixtureRequest) -> Iterator[ModelGateway]:
         script = run.script
         if script is not None and not isinstance(script, ScriptedModel):
             script = ScriptedModel(script)
-        gateway = ModelGateway(mode=run.mode, cassette=run.cassette, upstream=run.upstream, script=script,
-                               record_command=run.record_command, budget=_budget(request),
-                               record_errors=run.record_errors, test_id=request.node.nodeid)
+        gateway = ModelGateway(
+            mode=run.mode,
+            cassette=run.cassette,
+            upstream=run.upstream,
+            script=script,
+            record_command=run.record_command,
+            budget=_budget(request),
+            record_errors=run.record_errors,
+            test_id=request.node.nodeid,
+        )
         gateway.open()
     except ControlPlaneError as error:
         _fail(error)
@@ -235,8 +322,10 @@ def _fail(error: ControlPlaneError) -> NoReturn:
 def _budget(request: pytest.FixtureRequest) -> Any:
     """The run's budget, if one is set: one ledger for the whole run, xdist workers included."""
     config = request.config
-    tokens, usd = settings_.parse_budget(config.getoption("agent_max_tokens") or config.getini("agent_max_tokens"),
-                                         config.getoption("agent_budget_usd") or config.getini("agent_budget_usd"))
+    tokens, usd = settings_.parse_budget(
+        config.getoption("agent_max_tokens") or config.getini("agent_max_tokens"),
+        config.getoption("agent_budget_usd") or config.getini("agent_budget_usd"),
+    )
     if tokens is None and usd is None:
         return None
     from .gateway.budget import Budget
@@ -306,15 +395,17 @@ def canary_secret(request: pytest.FixtureRequest) -> Any:
 def bypass_variants(request: pytest.FixtureRequest) -> Any:
     """The bypass variant this test runs with (`@pytest.mark.bypass_variants(family, target=...)` parametrizes it).
 
-        outcome = agent_session.attempt(bypass_variants)   # setup calls, then the attempt, through your agent
-        outcome.assert_held()                              # judged by the effect; says the route and how to replay
+    outcome = agent_session.attempt(bypass_variants)   # setup calls, then the attempt, through your agent
+    outcome.assert_held()                              # judged by the effect; says the route and how to replay
     """
     variant = getattr(request, "param", None)
     if isinstance(variant, ConfigError):
         _fail(variant)
     if variant is None:
-        pytest.fail("The bypass_variants fixture needs the marker: @pytest.mark.bypass_variants('write', "
-                    "target='.env').", pytrace=False)
+        pytest.fail(
+            "The bypass_variants fixture needs the marker: @pytest.mark.bypass_variants('write', target='.env').",
+            pytrace=False,
+        )
     return variant
 
 
@@ -326,8 +417,13 @@ def agent_workspace_template() -> Path | None:
 
 
 @pytest.fixture
-def agent_session(request: pytest.FixtureRequest, agent: Any, model_gateway: ModelGateway,
-                  agent_workspace_template: Path | None, tmp_path: Path) -> Any:
+def agent_session(
+    request: pytest.FixtureRequest,
+    agent: Any,
+    model_gateway: ModelGateway,
+    agent_workspace_template: Path | None,
+    tmp_path: Path,
+) -> Any:
     """The `agent` run in an isolated world (workspace, HOME, TMPDIR, config dir) against this test's gateway.
 
     `run(prompt)`, `resume(prompt)`, `fork(prompt)`, `attempt(tool_use(...))`; then `.workspace`,
@@ -339,11 +435,18 @@ def agent_session(request: pytest.FixtureRequest, agent: Any, model_gateway: Mod
     config = request.config
     try:
         run = _settings(request)
-        return AgentSession.create(agent, tmp_path / "agent-world", request.node.nodeid, gateway=model_gateway,
-                                   template=run.workspace_template or agent_workspace_template,
-                                   plantings=_plantings(request), timeout=run.timeout,
-                                   default_timeout=run.default_timeout,
-                                   inconclusive_policy=(config.getoption("agent_inconclusive")
-                                                        or config.getini("agent_inconclusive") or "fail"))
+        return AgentSession.create(
+            agent,
+            tmp_path / "agent-world",
+            request.node.nodeid,
+            gateway=model_gateway,
+            template=run.workspace_template or agent_workspace_template,
+            plantings=_plantings(request),
+            timeout=run.timeout,
+            default_timeout=run.default_timeout,
+            inconclusive_policy=(
+                config.getoption("agent_inconclusive") or config.getini("agent_inconclusive") or "fail"
+            ),
+        )
     except ControlPlaneError as error:
         _fail(error)

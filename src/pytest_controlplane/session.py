@@ -1,8 +1,8 @@
 """AgentSession: the user's agent run in an isolated world, and everything that happened.
 
-    session.run("Tidy up the repo")
-    assert not (session.workspace / ".env").exists()
-    assert session.tool_calls[0].verdict == "denied_by_hook"
+session.run("Tidy up the repo")
+assert not (session.workspace / ".env").exists()
+assert session.tool_calls[0].verdict == "denied_by_hook"
 """
 
 from __future__ import annotations
@@ -37,12 +37,21 @@ class AgentSession:
     `default_timeout` (the ini option agent_timeout), else 120.
     """
 
-    def __init__(self, agent: AgentAdapter, world: World, gateway: ModelGateway, *, timeout: float | None = None,
-                 default_timeout: float | None = None, plantings: Any = None) -> None:
+    def __init__(
+        self,
+        agent: AgentAdapter,
+        world: World,
+        gateway: ModelGateway,
+        *,
+        timeout: float | None = None,
+        default_timeout: float | None = None,
+        plantings: Any = None,
+    ) -> None:
         if not isinstance(agent, AgentAdapter):
-            raise ConfigError(f"The agent fixture returned {agent!r}, which is not an agent adapter.",
-                              hint="Return ClaudeAgent(options_factory) or CommandAgent(argv) from your `agent` "
-                                   "fixture.")
+            raise ConfigError(
+                f"The agent fixture returned {agent!r}, which is not an agent adapter.",
+                hint="Return ClaudeAgent(options_factory) or CommandAgent(argv) from your `agent` fixture.",
+            )
         self.agent = agent
         self.world = world
         self.gateway = gateway
@@ -61,9 +70,19 @@ class AgentSession:
         gateway.observers.append(self._request_arrived)
 
     @classmethod
-    def create(cls, agent: Any, root: Path, test_id: str, *, gateway: ModelGateway, template: Path | None = None,
-               plantings: Any = None, timeout: float | None = None, default_timeout: float | None = None,
-               inconclusive_policy: str = "fail") -> AgentSession:
+    def create(
+        cls,
+        agent: Any,
+        root: Path,
+        test_id: str,
+        *,
+        gateway: ModelGateway,
+        template: Path | None = None,
+        plantings: Any = None,
+        timeout: float | None = None,
+        default_timeout: float | None = None,
+        inconclusive_policy: str = "fail",
+    ) -> AgentSession:
         """`agent` in a new world at `root` (its workspace a copy of `template`, if given), against `gateway`;
         `plantings`: what the test's canaries planted (their environment variables reach the agent)."""
         from .canary import Plantings
@@ -113,16 +132,27 @@ class AgentSession:
         alive_before = process_ids()
         outcome = None
         try:
-            outcome = self.agent.run(prompt, world=self.world, base_url=self.gateway.base_url, session_id=session_id,
-                                     resume=resume, fork=fork, timeout=self.timeout, **extra)
+            outcome = self.agent.run(
+                prompt,
+                world=self.world,
+                base_url=self.gateway.base_url,
+                session_id=session_id,
+                resume=resume,
+                fork=fork,
+                timeout=self.timeout,
+                **extra,
+            )
         finally:
             stray = reap(self.world.root, besides=alive_before)  # nothing the agent started outlives its run
             if self.crasher is not None:
                 self.crasher.ran()
             if outcome is not None and not observes:
                 outcome.tool_calls = calls_seen_by_model(self.gateway.exchanges[before:])
-            self.effects.end(outcome.tool_calls if outcome else (), self.gateway.exchanges[before:],
-                             first_number=len(self.tool_calls) + 1)
+            self.effects.end(
+                outcome.tool_calls if outcome else (),
+                self.gateway.exchanges[before:],
+                first_number=len(self.tool_calls) + 1,
+            )
         outcome.stray_processes = stray
         self.runs.append(outcome)
         # The gateway's own account of what went wrong beats the agent's paraphrase of a 403.
@@ -130,19 +160,24 @@ class AgentSession:
         if problem is not None:
             raise problem
         if outcome.callback_errors:
-            raise AgentError("A control-plane callback raised during the run (the SDK swallows these): "
-                             + "; ".join(outcome.callback_errors),
-                             hint="Fix the callback: a hook or can_use_tool that raises decides nothing.")
+            raise AgentError(
+                "A control-plane callback raised during the run (the SDK swallows these): "
+                + "; ".join(outcome.callback_errors),
+                hint="Fix the callback: a hook or can_use_tool that raises decides nothing.",
+            )
         if isinstance(outcome.error, ControlPlaneError):
             raise outcome.error
         if outcome.error is not None:
-            raise AgentError(f"The agent failed: {type(outcome.error).__name__}: {outcome.error}\n"
-                             f"stderr tail:\n{stderr_tail(outcome.stderr)}") from outcome.error
+            raise AgentError(
+                f"The agent failed: {type(outcome.error).__name__}: {outcome.error}\n"
+                f"stderr tail:\n{stderr_tail(outcome.stderr)}"
+            ) from outcome.error
         if len(self.gateway.exchanges) == before:
-            raise AgentError("The agent finished without calling the model once.\n"
-                             f"stderr tail:\n{stderr_tail(outcome.stderr)}",
-                             hint="Check that the agent honours ANTHROPIC_BASE_URL (it is set to the gateway) and "
-                                  "reads its prompt (from stdin, for a CommandAgent).")
+            raise AgentError(
+                f"The agent finished without calling the model once.\nstderr tail:\n{stderr_tail(outcome.stderr)}",
+                hint="Check that the agent honours ANTHROPIC_BASE_URL (it is set to the gateway) and "
+                "reads its prompt (from stdin, for a CommandAgent).",
+            )
         return outcome
 
     def run(self, prompt: str) -> RunOutcome:
@@ -193,8 +228,15 @@ class AgentSession:
 
         return crash(self, prompt, at, session)
 
-    def crash_everywhere(self, prompt: str, *, script: Sequence[Any], then: str = "Continue where you left off.",
-                         before: Sequence[str] = (), idempotent: Sequence[str] = ()) -> CrashReport:
+    def crash_everywhere(
+        self,
+        prompt: str,
+        *,
+        script: Sequence[Any],
+        then: str = "Continue where you left off.",
+        before: Sequence[str] = (),
+        idempotent: Sequence[str] = (),
+    ) -> CrashReport:
         """Crash a run of `prompt` at every point it passes, each in a fresh copy of this world, resume with
         `then`, and check: one consistent history, nothing stored before the crash lost, the model shown the
         stored history, no tool effect done twice (tools named in `idempotent` may repeat).
@@ -228,13 +270,15 @@ class AgentSession:
         Hypothesis examples, or one run per permission mode); it shares this test's gateway."""
         self._isolated += 1
         root = self.world.root.parent / f"{self.world.root.name}-isolated-{self._isolated}"
-        world = World.create(root, self.world.test_id, template=self.world.workspace,
-                             planted_env=self.world.planted_env)
+        world = World.create(
+            root, self.world.test_id, template=self.world.workspace, planted_env=self.world.planted_env
+        )
         agent = self.agent
         if permission_mode is not None:
             if not hasattr(agent, "with_permission_mode"):
-                raise ConfigError(f"{type(agent).__name__} has no permission modes; differential runs need a "
-                                  "ClaudeAgent.")
+                raise ConfigError(
+                    f"{type(agent).__name__} has no permission modes; differential runs need a ClaudeAgent."
+                )
             agent = agent.with_permission_mode(permission_mode)
         session = AgentSession(agent, world, self.gateway, timeout=self.timeout, plantings=self.plantings)
         try:
@@ -286,4 +330,3 @@ class AgentSession:
         """The last session as the agent stored it (Claude: the JSONL transcript, assistant lines merged by
         message id; LoopAgent: the saved messages)."""
         return self.agent.history(self.world, self._last_session())
-

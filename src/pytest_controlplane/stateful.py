@@ -52,8 +52,13 @@ class SessionMachine(RuleBasedStateMachine):
         self._root = Path(tempfile.mkdtemp(prefix="controlplane-machine-"))
         self.gateway = ModelGateway(script=ScriptedModel(self._answer))
         self.gateway.open()
-        self.session = AgentSession.create(self.make_agent(), self._root / "world", f"machine::{type(self).__name__}",
-                                           gateway=self.gateway, timeout=self.timeout)
+        self.session = AgentSession.create(
+            self.make_agent(),
+            self._root / "world",
+            f"machine::{type(self).__name__}",
+            gateway=self.gateway,
+            timeout=self.timeout,
+        )
         self.world = self.session.world
         self.crashed: set[str] = set()
         self.stored: dict[str, Any] = {}  # what each session held after its last step
@@ -61,8 +66,7 @@ class SessionMachine(RuleBasedStateMachine):
     def _answer(self, request: Any) -> Any:
         messages = request.json.get("messages", []) if isinstance(request.json, dict) else []
         last = messages[-1].get("content") if messages else ""
-        answered = isinstance(last, list) and any(isinstance(b, dict) and b.get("type") == "tool_result"
-                                                  for b in last)
+        answered = isinstance(last, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in last)
         return text("ok") if answered else tool_use(*self.tool)
 
     def _remember(self, session_id: str) -> None:
@@ -114,8 +118,11 @@ class SessionMachine(RuleBasedStateMachine):
     def every_session_is_consistent(self) -> None:
         for session_id in list(self.stored):
             stored = self._stored(session_id)
-            problems = [p for p in (stored.check() if stored is not None else []) if p.severity == "error"
-                        and not (session_id in self.crashed and p.kind == "unanswered-tool-use")]
+            problems = [
+                p
+                for p in (stored.check() if stored is not None else [])
+                if p.severity == "error" and not (session_id in self.crashed and p.kind == "unanswered-tool-use")
+            ]
             assert not problems, f"session {session_id}: " + "; ".join(map(str, problems))
 
     def teardown(self) -> None:

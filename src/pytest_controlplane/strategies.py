@@ -48,8 +48,11 @@ def exec_attempts(command: str = "curl") -> st.SearchStrategy[Variant]:
     target = _default_target("exec", command)
     routes = command_routes(target)
     direct = Form("-", lambda p: p)
-    return st.builds(lambda route, wrappers: _wrap(_variant("exec", target, route, direct, "-"), wrappers),
-                     st.sampled_from(routes), _wrappers())
+    return st.builds(
+        lambda route, wrappers: _wrap(_variant("exec", target, route, direct, "-"), wrappers),
+        st.sampled_from(routes),
+        _wrappers(),
+    )
 
 
 def _attempts(family: str, target: str, routes: tuple[Route, ...], forms: tuple[Form, ...]) -> Any:
@@ -77,6 +80,10 @@ def _wrap(variant: Variant, wrappers: list[str]) -> Variant:
     command = variant.input["command"]
     for wrapper in wrappers:
         command = WRAPPERS[wrapper].format(q=shlex.quote(command))
-    return dataclasses.replace(variant, id=f"{variant.id}+{'+'.join(w.replace(' ', '') for w in wrappers)}",
-                               route=f"{variant.route} under {' + '.join(wrappers)}", input={"command": command},
-                               tags=variant.tags | {"wrapper"})
+    return dataclasses.replace(
+        variant,
+        id=f"{variant.id}+{'+'.join(w.replace(' ', '') for w in wrappers)}",
+        route=f"{variant.route} under {' + '.join(wrappers)}",
+        input={"command": command},
+        tags=variant.tags | {"wrapper"},
+    )

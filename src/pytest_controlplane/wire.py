@@ -113,8 +113,10 @@ class Exchange:
         """The gateway's own time: from the request line in to the last byte of the answer out.  Waits (up to
         10 s) for a server thread still sending it."""
         if not self.served.wait(ANSWER_WAIT):
-            raise TimeoutError(f"The gateway was still sending its answer to {self.request.method} {self.request.path} "
-                               f"{ANSWER_WAIT:g} s later, so it has no time for it yet: the client stopped reading.")
+            raise TimeoutError(
+                f"The gateway was still sending its answer to {self.request.method} {self.request.path} "
+                f"{ANSWER_WAIT:g} s later, so it has no time for it yet: the client stopped reading."
+            )
         return self._seconds
 
     def finish(self, seconds: float) -> None:
@@ -139,8 +141,11 @@ class Exchange:
 def make_response(status: int, body: bytes, content_type: str, reason: str = "", **headers: str) -> dict[str, Any]:
     all_headers = {"content-type": [content_type]}
     all_headers.update({k.replace("_", "-"): [v] for k, v in headers.items()})
-    return {"status": {"code": status, "message": reason or _REASONS.get(status, "")}, "headers": all_headers,
-            "body": {"string": body}}
+    return {
+        "status": {"code": status, "message": reason or _REASONS.get(status, "")},
+        "headers": all_headers,
+        "body": {"string": body},
+    }
 
 
 def json_response(status: int, payload: Any, **headers: str) -> dict[str, Any]:
@@ -206,8 +211,9 @@ def is_sse(response: dict[str, Any]) -> bool:
 def token_counts(usage: dict[str, Any]) -> tuple[int, int]:
     """(input, output) tokens of an answer's `usage`: input counts the prompt tokens written to and read from the
     cache too, as the API bills them."""
-    tokens_in = sum(int(usage.get(key) or 0)
-                    for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+    tokens_in = sum(
+        int(usage.get(key) or 0) for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    )
     return tokens_in, int(usage.get("output_tokens") or 0)
 
 

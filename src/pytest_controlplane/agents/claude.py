@@ -39,9 +39,12 @@ def _hook_denial(output: Any) -> str | None:
 
 
 # What the CLI answers when a permission rule (or the mode) refuses a call that got past the hooks.
-_RULE_DENIAL = re.compile(r"Permission to use \S+ .*has been denied|requires approval"
-                          r"|requested permissions to use \S+, but you haven.t granted it"  # acceptEdits, no callback
-                          r"|Review dynamic workflow before running", re.S)  # Workflow, with no one to ask
+_RULE_DENIAL = re.compile(
+    r"Permission to use \S+ .*has been denied|requires approval"
+    r"|requested permissions to use \S+, but you haven.t granted it"  # acceptEdits, no callback
+    r"|Review dynamic workflow before running",
+    re.S,
+)  # Workflow, with no one to ask
 
 Checkpoint = Callable[..., None]  # Effects.checkpoint(kind, tool_use_id, (name, input))
 
@@ -71,8 +74,9 @@ class _Observer:
             except asyncio.CancelledError:
                 raise  # our own run timeout cancelling it: not the callback's fault
             except BaseException as error:
-                self.errors.append(f"{event} hook {getattr(callback, '__name__', callback)!s} raised "
-                                   f"{type(error).__name__}: {error}")
+                self.errors.append(
+                    f"{event} hook {getattr(callback, '__name__', callback)!s} raised {type(error).__name__}: {error}"
+                )
                 raise
             if event == "PreToolUse" and tool_use_id:
                 self.hook_calls[tool_use_id] = self.hook_calls.get(tool_use_id, 0) + 1
@@ -125,12 +129,16 @@ def claude_cli() -> str:
     try:
         import claude_agent_sdk
     except ImportError as error:
-        raise ConfigError("claude-agent-sdk is not installed.",
-                          hint="pip install 'pytest-controlplane[claude]' (it bundles the Claude Code CLI).") from error
+        raise ConfigError(
+            "claude-agent-sdk is not installed.",
+            hint="pip install 'pytest-controlplane[claude]' (it bundles the Claude Code CLI).",
+        ) from error
     path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
     if not path.is_file():
-        raise ConfigError(f"claude-agent-sdk has no bundled CLI at {path}.",
-                          hint="Reinstall claude-agent-sdk from a platform wheel that bundles the CLI.")
+        raise ConfigError(
+            f"claude-agent-sdk has no bundled CLI at {path}.",
+            hint="Reinstall claude-agent-sdk from a platform wheel that bundles the CLI.",
+        )
     return str(path)
 
 
@@ -145,8 +153,10 @@ class ClaudeAgent:
         """`timeout`: seconds per run, unless the test's @pytest.mark.agent(timeout=...) says otherwise."""
         check_takes_workspace(options_factory, "ClaudeAgent", "ClaudeAgentOptions")
         if importlib.util.find_spec("claude_agent_sdk") is None:
-            raise ConfigError("ClaudeAgent needs claude-agent-sdk, which is not installed.",
-                              hint="pip install 'pytest-controlplane[claude]' (it bundles the Claude Code CLI).")
+            raise ConfigError(
+                "ClaudeAgent needs claude-agent-sdk, which is not installed.",
+                hint="pip install 'pytest-controlplane[claude]' (it bundles the Claude Code CLI).",
+            )
         self.options_factory = options_factory
         self.timeout = timeout
 
@@ -161,20 +171,31 @@ class ClaudeAgent:
 
         return ClaudeAgent(options, timeout=self.timeout)
 
-    def _options(self, world: World, base_url: str, observer: _Observer, outcome: RunOutcome,
-                 session_id: str, resume: str | None, fork: bool) -> Any:
+    def _options(
+        self,
+        world: World,
+        base_url: str,
+        observer: _Observer,
+        outcome: RunOutcome,
+        session_id: str,
+        resume: str | None,
+        fork: bool,
+    ) -> Any:
         from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 
         options = self.options_factory(world.workspace)
         if not isinstance(options, ClaudeAgentOptions):
-            raise ConfigError(f"ClaudeAgent's options_factory returned {type(options).__name__}, "
-                              "not ClaudeAgentOptions.")
+            raise ConfigError(
+                f"ClaudeAgent's options_factory returned {type(options).__name__}, not ClaudeAgentOptions."
+            )
         # The user's env first, ours on top (it cannot point the agent elsewhere); the SDK merges this over
         # pytest's own environment, so whatever World.env withholds is blanked explicitly.
         env = {**(options.env or {}), **world.env(base_url)}
         env.update({k: "" for k in os.environ if k not in env})
-        hooks = {event: [dataclasses.replace(m, hooks=[observer.wrap_hook(event, h) for h in m.hooks])
-                         for m in matchers] for event, matchers in (options.hooks or {}).items()}
+        hooks = {
+            event: [dataclasses.replace(m, hooks=[observer.wrap_hook(event, h) for h in m.hooks]) for m in matchers]
+            for event, matchers in (options.hooks or {}).items()
+        }
         hooks.setdefault("PreToolUse", []).append(HookMatcher(matcher=None, hooks=[observer.pre_tool_use]))
         hooks.setdefault("PostToolUse", []).append(HookMatcher(matcher=None, hooks=[observer.post_tool_use]))
         hooks.setdefault("PostToolUseFailure", []).append(HookMatcher(matcher=None, hooks=[observer.post_tool_failure]))
@@ -194,8 +215,18 @@ class ClaudeAgent:
             changes.update(session_id=session_id, resume=None, fork_session=False)
         return dataclasses.replace(options, **changes)
 
-    def run(self, prompt: str, *, world: World, base_url: str, session_id: str, resume: str | None = None,
-            fork: bool = False, timeout: float, checkpoint: Checkpoint | None = None) -> RunOutcome:
+    def run(
+        self,
+        prompt: str,
+        *,
+        world: World,
+        base_url: str,
+        session_id: str,
+        resume: str | None = None,
+        fork: bool = False,
+        timeout: float,
+        checkpoint: Checkpoint | None = None,
+    ) -> RunOutcome:
         from claude_agent_sdk import AssistantMessage, ResultMessage, SystemMessage, UserMessage, query
         from claude_agent_sdk.types import ToolResultBlock, ToolUseBlock
 
@@ -257,27 +288,34 @@ class ClaudeAgent:
         during = f" during {pending[-1].name} {json.dumps(pending[-1].input)[:200]}" if pending else ""
         tail = stderr_tail(outcome.stderr)
         if isinstance(error, TimeoutError):
-            return AgentError(f"The Claude agent did not finish within {timeout:g} s{during}; it was stopped.\n"
-                              f"stderr tail:\n{tail}",
-                              hint="A hook or can_use_tool that waits forever, or a tool that hangs, is the usual "
-                                   "cause; raise the limit with @pytest.mark.agent(timeout=...) or the ini option "
-                                   "agent_timeout if the run is just long.")
+            return AgentError(
+                f"The Claude agent did not finish within {timeout:g} s{during}; it was stopped.\nstderr tail:\n{tail}",
+                hint="A hook or can_use_tool that waits forever, or a tool that hangs, is the usual "
+                "cause; raise the limit with @pytest.mark.agent(timeout=...) or the ini option "
+                "agent_timeout if the run is just long.",
+            )
         if isinstance(error, CLINotFoundError):
-            return AgentError(f"The Claude Code CLI was not found: {str(error).splitlines()[0]}",
-                              hint="Install pytest-controlplane[claude] (claude-agent-sdk bundles the CLI), or point "
-                                   "ClaudeAgentOptions(cli_path=...) at an existing `claude` executable.")
+            return AgentError(
+                f"The Claude Code CLI was not found: {str(error).splitlines()[0]}",
+                hint="Install pytest-controlplane[claude] (claude-agent-sdk bundles the CLI), or point "
+                "ClaudeAgentOptions(cli_path=...) at an existing `claude` executable.",
+            )
         exit_code = getattr(error, "exit_code", None)
-        if exit_code is None and isinstance(error, CLIConnectionError):  # "Cannot write to terminated process (exit code: 3)"
+        if exit_code is None and isinstance(
+            error, CLIConnectionError
+        ):  # "Cannot write to terminated process (exit code: 3)"
             found = re.search(r"exit code:? (-?\d+)", str(error))
             exit_code = int(found.group(1)) if found else None
         if isinstance(error, ProcessError | CLIConnectionError):
             # Which of the two the SDK raises, and whether it knows the exit code, is a race.
             how = describe_exit(exit_code) if exit_code is not None else "stopped unexpectedly"
             lost = "" if exit_code is not None else f" (the SDK says {type(error).__name__}: {str(error).strip()})"
-            return AgentError(f"The Claude Code CLI {how}{during}{lost}.\nstderr tail:\n{tail}",
-                              hint="The stderr tail says why. A CLI that cannot start usually means a broken "
-                                   "install (reinstall claude-agent-sdk) or an unusable cli_path; a signal means "
-                                   "something killed it — a tool command, or the machine running out of memory.")
+            return AgentError(
+                f"The Claude Code CLI {how}{during}{lost}.\nstderr tail:\n{tail}",
+                hint="The stderr tail says why. A CLI that cannot start usually means a broken "
+                "install (reinstall claude-agent-sdk) or an unusable cli_path; a signal means "
+                "something killed it — a tool command, or the machine running out of memory.",
+            )
         return AgentError(f"The Claude agent failed: {type(error).__name__}: {error}\nstderr tail:\n{tail}")
 
     @staticmethod

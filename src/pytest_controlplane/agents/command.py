@@ -41,22 +41,31 @@ class CommandAgent:
     save_points = True  # a crash test may cut its saves (agents/save_points.py)
     in_process = False
 
-    def __init__(self, argv: Argv, *, env: Mapping[str, str] | None = None, timeout: float | None = None,
-                 transcript: Callable[[World, str], Path] | None = None,
-                 history: Callable[[World, str], list[Any] | None] | None = None) -> None:
+    def __init__(
+        self,
+        argv: Argv,
+        *,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        transcript: Callable[[World, str], Path] | None = None,
+        history: Callable[[World, str], list[Any] | None] | None = None,
+    ) -> None:
         if callable(argv):
             self.argv: Argv = argv
         elif isinstance(argv, str | bytes) or not argv or not all(isinstance(a, str | os.PathLike) for a in argv):
-            raise ConfigError(f"CommandAgent(argv) takes a non-empty list of strings, like [\"my-agent\", \"-p\"], or a "
-                              f"function (session_id, resume, fork) -> list; got {argv!r}.")
+            raise ConfigError(
+                f'CommandAgent(argv) takes a non-empty list of strings, like ["my-agent", "-p"], or a '
+                f"function (session_id, resume, fork) -> list; got {argv!r}."
+            )
         else:
             self.argv = [os.fspath(a) for a in argv]
         self.env = dict(env or {})
         self.timeout = timeout
         self._transcript = transcript
         if history is not None and not callable(history):
-            raise ConfigError(f"CommandAgent(history=...) takes a function (world, session_id) -> messages list; got "
-                              f"{history!r}.")
+            raise ConfigError(
+                f"CommandAgent(history=...) takes a function (world, session_id) -> messages list; got {history!r}."
+            )
         self._history = history
 
     def _command(self, session_id: str, resume: str | None, fork: bool) -> list[str]:
@@ -66,27 +75,47 @@ class CommandAgent:
                 raise ConfigError("CommandAgent's argv function returned an empty command.")
             return command
         if resume is not None:
-            raise ConfigError(f"CommandAgent({self.argv!r}) cannot {'fork' if fork else 'resume'} a session: a fixed "
-                              "command does not know which one.",
-                              hint="Pass argv as a function, e.g. lambda session_id, resume, fork: ['my-agent'] + "
-                                   "(['--resume', resume] if resume else ['--session-id', session_id]).")
+            raise ConfigError(
+                f"CommandAgent({self.argv!r}) cannot {'fork' if fork else 'resume'} a session: a fixed "
+                "command does not know which one.",
+                hint="Pass argv as a function, e.g. lambda session_id, resume, fork: ['my-agent'] + "
+                "(['--resume', resume] if resume else ['--session-id', session_id]).",
+            )
         return list(self.argv)
 
-    def run(self, prompt: str, *, world: World, base_url: str, session_id: str, resume: str | None = None,
-            fork: bool = False, timeout: float, save_hook: SaveHook | None = None) -> RunOutcome:
+    def run(
+        self,
+        prompt: str,
+        *,
+        world: World,
+        base_url: str,
+        session_id: str,
+        resume: str | None = None,
+        fork: bool = False,
+        timeout: float,
+        save_hook: SaveHook | None = None,
+    ) -> RunOutcome:
         command = self._command(session_id, resume, fork)
         outcome = RunOutcome(session_id=session_id if resume is None or fork else resume)
         env = {**self.env, **world.env(base_url)}
         if save_hook is not None:
             env.update(save_hook.env(self.env.get("PYTHONPATH")))
         try:
-            process = subprocess.Popen(command, cwd=world.workspace, env=env,
-                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                       start_new_session=True)
+            process = subprocess.Popen(
+                command,
+                cwd=world.workspace,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
         except OSError as error:
-            outcome.error = AgentError(f"CommandAgent could not start {command[0]!r}: {error.strerror or error}.",
-                                       hint="Give argv[0] as an absolute path or a program on PATH, executable, with "
-                                            "a valid interpreter line if it is a script.")
+            outcome.error = AgentError(
+                f"CommandAgent could not start {command[0]!r}: {error.strerror or error}.",
+                hint="Give argv[0] as an absolute path or a program on PATH, executable, with "
+                "a valid interpreter line if it is a script.",
+            )
             return outcome
         timed_out = False
         try:
@@ -106,20 +135,24 @@ class CommandAgent:
                 f"The agent process {name} did not finish within {timeout:g} s; its process group was killed.\n"
                 f"stderr tail:\n{stderr_tail(outcome.stderr)}",
                 hint="A tool that hangs, or an agent waiting for more input (stdin is closed after the prompt), is "
-                     "the usual cause; raise the limit with @pytest.mark.agent(timeout=...) or the ini option "
-                     "agent_timeout if the run is just long.")
+                "the usual cause; raise the limit with @pytest.mark.agent(timeout=...) or the ini option "
+                "agent_timeout if the run is just long.",
+            )
         elif process.returncode != 0:
             outcome.error = AgentError(
                 f"The agent process {name} {describe_exit(process.returncode)}.\n"
                 f"stderr tail:\n{stderr_tail(outcome.stderr)}",
-                hint="The stderr tail says why. The command was: " + " ".join(command))
+                hint="The stderr tail says why. The command was: " + " ".join(command),
+            )
         return outcome
 
     def transcript(self, world: World, session_id: str) -> Path:
         if self._transcript is None:
-            raise ConfigError("This CommandAgent keeps no transcript that pytest-controlplane knows of.",
-                              hint="Pass CommandAgent(..., transcript=lambda world, session_id: <the file of the "
-                                   "session>), or history=lambda world, session_id: <its messages list>.")
+            raise ConfigError(
+                "This CommandAgent keeps no transcript that pytest-controlplane knows of.",
+                hint="Pass CommandAgent(..., transcript=lambda world, session_id: <the file of the "
+                "session>), or history=lambda world, session_id: <its messages list>.",
+            )
         return self._transcript(world, session_id)
 
     def stored(self, world: World, session_id: str) -> Stored | None:
@@ -137,13 +170,18 @@ class CommandAgent:
     def history(self, world: World, session_id: str) -> list[dict[str, Any]]:
         stored = self.stored(world, session_id)
         if stored is not None and stored.torn:
-            raise SessionCorrupt(stored.problems[0].message, path=stored.path,
-                                 hint="A save was cut off; an atomic save (temp file, fsync, rename) never leaves this.")
+            raise SessionCorrupt(
+                stored.problems[0].message,
+                path=stored.path,
+                hint="A save was cut off; an atomic save (temp file, fsync, rename) never leaves this.",
+            )
         if stored is not None and stored.kind == MESSAGES:
             return stored.content or []
         if stored is None and self._history is not None:
-            raise SessionCorrupt(f"history(world, {session_id!r}) returned None: no session {session_id} is stored.",
-                                 hint="Did the run reach the model and save, and is this the session id it used?")
+            raise SessionCorrupt(
+                f"history(world, {session_id!r}) returned None: no session {session_id} is stored.",
+                hint="Did the run reach the model and save, and is this the session id it used?",
+            )
         return read_transcript(self.transcript(world, session_id))  # Claude Code JSONL (or: no file there)
 
     def __repr__(self) -> str:

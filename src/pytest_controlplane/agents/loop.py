@@ -35,9 +35,15 @@ class LoopAgent:
     in_process = True  # crash tests stop it with a SimulatedCrash, not a signal
     save_points = False
 
-    def __init__(self, options_factory: Callable[[Path], Mapping[str, Any]], *, loop: Callable[..., Any] | None = None,
-                 on_stale: OnStale = "raise", reading_tools: Iterable[str] | Mapping[str, str] | None = None,
-                 timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        options_factory: Callable[[Path], Mapping[str, Any]],
+        *,
+        loop: Callable[..., Any] | None = None,
+        on_stale: OnStale = "raise",
+        reading_tools: Iterable[str] | Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> None:
         check_takes_workspace(options_factory, "LoopAgent", "dict")
         if on_stale not in ON_STALE:
             raise ConfigError(f"LoopAgent(on_stale={on_stale!r}): choose one of {', '.join(ON_STALE)}.")
@@ -49,11 +55,25 @@ class LoopAgent:
         self._clients: dict[str, Any] = {}
 
     def store(self, world: World, crash: Any = None) -> SessionStore:
-        return SessionStore(world.session_store_dir, root=world.workspace, reading_tools=self.reading_tools,
-                            before_replace=crash.on_save if crash is not None else None)
+        return SessionStore(
+            world.session_store_dir,
+            root=world.workspace,
+            reading_tools=self.reading_tools,
+            before_replace=crash.on_save if crash is not None else None,
+        )
 
-    def run(self, prompt: str, *, world: World, base_url: str, session_id: str, resume: str | None = None,
-            fork: bool = False, timeout: float, crash: Any = None) -> RunOutcome:
+    def run(
+        self,
+        prompt: str,
+        *,
+        world: World,
+        base_url: str,
+        session_id: str,
+        resume: str | None = None,
+        fork: bool = False,
+        timeout: float,
+        crash: Any = None,
+    ) -> RunOutcome:
         """`crash`: a crash test's Crasher, told of every tool call and session save (it may stop the run there)."""
         store = self.store(world, crash)
         name = session_id if resume is None or fork else resume
@@ -69,8 +89,9 @@ class LoopAgent:
             try:
                 if fork:
                     store.fork(resume, name)  # type: ignore[arg-type]
-                box["result"] = resume_session(name, prompt, store=store, loop=self.loop, on_stale=self.on_stale,
-                                               **options)
+                box["result"] = resume_session(
+                    name, prompt, store=store, loop=self.loop, on_stale=self.on_stale, **options
+                )
             except BaseException as error:  # noqa: BLE001 - handed to the session (a SimulatedCrash too)
                 box["error"] = error
 
@@ -83,7 +104,8 @@ class LoopAgent:
                 f"The agent loop did not finish within {timeout:g} s; its thread is abandoned (an in-process agent "
                 "cannot be killed).",
                 hint="A tool that hangs is the usual cause; raise the limit with @pytest.mark.agent(timeout=...) if "
-                     "the run is just long.")
+                "the run is just long.",
+            )
         elif "error" in box:
             outcome.error = box["error"]
         else:

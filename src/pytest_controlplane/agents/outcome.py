@@ -37,7 +37,7 @@ class ToolCall:
 
     @property
     def consulted(self) -> str:
-        """"hooks consulted: 1, callback consulted: 0", or "consulted: cannot tell" for an agent seen from outside.
+        """ "hooks consulted: 1, callback consulted: 0", or "consulted: cannot tell" for an agent seen from outside.
         Under acceptEdits the CLI approves workspace edits and commands such as `rm` without asking can_use_tool:
         a 0 here says the callback never saw the call."""
         if not self.observed:
@@ -85,8 +85,9 @@ def calls_seen_by_model(exchanges: list[Any]) -> list[ToolCall]:
         answer = exchange.answer
         for block in (answer or {}).get("content", []):
             if isinstance(block, dict) and block.get("type") == "tool_use":
-                calls.setdefault(block["id"], ToolCall(block["id"], block["name"], dict(block.get("input") or {}),
-                                                       observed=False))
+                calls.setdefault(
+                    block["id"], ToolCall(block["id"], block["name"], dict(block.get("input") or {}), observed=False)
+                )
     return list(calls.values())
 
 

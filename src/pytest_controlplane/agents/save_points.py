@@ -31,8 +31,12 @@ class SaveHook:
         for stale in self.log.parent.glob(f"{self.log.name}*"):
             stale.unlink()
         path = os.pathsep.join([str(HOOK_DIR)] + ([pythonpath] if pythonpath else []))
-        return {"PYTHONPATH": path, "CONTROLPLANE_STORE": str(self.store), "CONTROLPLANE_SAVE_LOG": str(self.log),
-                "CONTROLPLANE_CRASH_SAVE": str(self.armed or "")}
+        return {
+            "PYTHONPATH": path,
+            "CONTROLPLANE_STORE": str(self.store),
+            "CONTROLPLANE_SAVE_LOG": str(self.log),
+            "CONTROLPLANE_CRASH_SAVE": str(self.armed or ""),
+        }
 
     def saves(self) -> list[dict[str, Any]]:
         """The saves of the run, in order: {"save": n, "path", "cut": bool, "kept": the file before the cut save}."""

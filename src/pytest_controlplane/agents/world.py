@@ -32,12 +32,14 @@ def check_takes_workspace(factory: object, adapter: str, returns: str) -> None:
     try:
         inspect.signature(factory).bind(Path("workspace"))
     except TypeError:
-        raise ConfigError(f"{adapter}(options_factory): the factory is called with the test's workspace (a Path), "
-                          f"but {getattr(factory, '__name__', factory)!s} cannot take it.",
-                          hint=f"Write it as `lambda workspace: {returns}(...)` (ignore the argument if you do not "
-                               "need it).") from None
+        raise ConfigError(
+            f"{adapter}(options_factory): the factory is called with the test's workspace (a Path), "
+            f"but {getattr(factory, '__name__', factory)!s} cannot take it.",
+            hint=f"Write it as `lambda workspace: {returns}(...)` (ignore the argument if you do not need it).",
+        ) from None
     except ValueError:
         pass  # no signature to inspect (a builtin): it will be called and can fail then
+
 
 # The only variables of the surrounding process an agent gets: enough to find programs and speak the
 # locale.  Everything else (tokens, proxies, ANTHROPIC_*/CLAUDE_* settings, cloud credentials) stays
@@ -56,15 +58,23 @@ class World:
     planted_env: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     @classmethod
-    def create(cls, root: Path | str, test_id: str = "controlplane", *, template: Path | str | None = None,
-               planted_env: dict[str, str] | None = None) -> World:
+    def create(
+        cls,
+        root: Path | str,
+        test_id: str = "controlplane",
+        *,
+        template: Path | str | None = None,
+        planted_env: dict[str, str] | None = None,
+    ) -> World:
         """Make the directories; the workspace starts as a copy of `template` (symlinks kept as symlinks)."""
         world = cls(Path(root).resolve(), test_id, planted_env if planted_env is not None else {})
         if template is not None:
             source = Path(template)
             if not source.is_dir():
-                raise ConfigError(f"The workspace template {source} is not a directory.",
-                                  hint="Point it at a folder whose contents the agent should find in its workspace.")
+                raise ConfigError(
+                    f"The workspace template {source} is not a directory.",
+                    hint="Point it at a folder whose contents the agent should find in its workspace.",
+                )
             shutil.copytree(source, world.workspace, symlinks=True, dirs_exist_ok=True)
         for directory in (world.workspace, world.home, world.config_dir, world.tmp):
             directory.mkdir(parents=True, exist_ok=True)
@@ -106,8 +116,12 @@ class World:
     @property
     def roots(self) -> dict[str, str]:
         """Directories templated in cassettes as {{workspace}}, {{home}}, {{config}}, {{tmp}}."""
-        return {"workspace": str(self.workspace), "home": str(self.home), "config": str(self.config_dir),
-                "tmp": str(self.tmp)}
+        return {
+            "workspace": str(self.workspace),
+            "home": str(self.home),
+            "config": str(self.config_dir),
+            "tmp": str(self.tmp),
+        }
 
     def extra_env(self, path: str) -> dict[str, str]:
         """What the test added to the agent's environment: planted variables, and shims (world/bin) first on PATH."""
@@ -122,17 +136,19 @@ class World:
         planted, plus ours."""
         env = {k: v for k, v in os.environ.items() if k in _PASSED or k.startswith("LC_")}
         env.update(self.extra_env(env.get("PATH", "")))
-        env.update({
-            "ANTHROPIC_BASE_URL": base_url,
-            "ANTHROPIC_API_KEY": DUMMY_API_KEY,
-            "CLAUDE_CONFIG_DIR": str(self.config_dir),
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "CLAUDE_CODE_MAX_RETRIES": "0",
-            "HOME": str(self.home),
-            "TMPDIR": str(self.tmp),
-            # The world is the sandbox: the Claude Code CLI refuses bypassPermissions as root (CI machines run as
-            # root) unless told so.  It changes nothing the CLI sends (measured on 2.1.332).
-            "IS_SANDBOX": "1",
-            WORLD_ENV: str(self.root),  # finds whatever the agent leaves running (see process.reap)
-        })
+        env.update(
+            {
+                "ANTHROPIC_BASE_URL": base_url,
+                "ANTHROPIC_API_KEY": DUMMY_API_KEY,
+                "CLAUDE_CONFIG_DIR": str(self.config_dir),
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                "CLAUDE_CODE_MAX_RETRIES": "0",
+                "HOME": str(self.home),
+                "TMPDIR": str(self.tmp),
+                # The world is the sandbox: the Claude Code CLI refuses bypassPermissions as root (CI machines run as
+                # root) unless told so.  It changes nothing the CLI sends (measured on 2.1.332).
+                "IS_SANDBOX": "1",
+                WORLD_ENV: str(self.root),  # finds whatever the agent leaves running (see process.reap)
+            }
+        )
         return env

@@ -19,8 +19,10 @@ def attempt_variant(session: Any, variant: Variant, prompt: str, permission_mode
             with session.isolated(permission_mode=mode) as isolated:
                 by_mode[mode] = attempt_variant(isolated, variant, prompt)
                 by_mode[mode].mode = mode
-        worst = next((o for rank in ("bypassed", "inconclusive", "held") for o in by_mode.values()
-                      if o.verdict == rank), next(iter(by_mode.values())))
+        worst = next(
+            (o for rank in ("bypassed", "inconclusive", "held") for o in by_mode.values() if o.verdict == rank),
+            next(iter(by_mode.values())),
+        )
         outcome = dataclasses.replace(worst, by_mode=by_mode)
     else:
         places, failures = prepare(session, variant)

@@ -70,28 +70,39 @@ def variants_for_marker(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[A
     try:
         unknown = sorted(set(kwargs) - set(BYPASS_KEYS))
         if unknown or len(args) != 1:
-            raise ConfigError(f"@pytest.mark.{BYPASS_SIGNATURE.split('(')[0]} got "
-                              f"{', '.join(unknown) or f'{len(args)} positional arguments'}; its signature "
-                              f"is {BYPASS_SIGNATURE}.")
+            raise ConfigError(
+                f"@pytest.mark.{BYPASS_SIGNATURE.split('(')[0]} got "
+                f"{', '.join(unknown) or f'{len(args)} positional arguments'}; its signature "
+                f"is {BYPASS_SIGNATURE}."
+            )
         sweep_only = list(kwargs.get("tags") or ()) == ["offered-tool"]
         variants: list[Any] = [] if sweep_only else list(corpus(*args, **kwargs))
         if not variants and not sweep_only:
-            raise ConfigError(f"@pytest.mark.bypass_variants{args!r} selects no variant; loosen routes/forms/"
-                              "tags/exclude.")
+            raise ConfigError(
+                f"@pytest.mark.bypass_variants{args!r} selects no variant; loosen routes/forms/tags/exclude."
+            )
     except ConfigError as error:
         return [error]
     selected = any(kwargs.get(key) is not None for key in ("routes", "forms", "tags"))
     if (sweep_only or not selected) and "offered-tools" not in set(kwargs.get("exclude") or ()):
         from .sweep import OfferedRoutes  # the tools this agent offers beyond the named variants, found at run time
 
-        variants.append(OfferedRoutes(args[0], _default_target(args[0], kwargs.get("target")),
-                                      kwargs.get("depth", "curated")))
+        variants.append(
+            OfferedRoutes(args[0], _default_target(args[0], kwargs.get("target")), kwargs.get("depth", "curated"))
+        )
     return variants
 
 
-def corpus(family: str, target: str | None = None, *, routes: Iterable[str] | None = None,
-           forms: Iterable[str] | None = None, tags: Iterable[str] | None = None,
-           exclude: Iterable[str] | None = None, depth: str = "curated") -> list[Variant]:
+def corpus(
+    family: str,
+    target: str | None = None,
+    *,
+    routes: Iterable[str] | None = None,
+    forms: Iterable[str] | None = None,
+    tags: Iterable[str] | None = None,
+    exclude: Iterable[str] | None = None,
+    depth: str = "curated",
+) -> list[Variant]:
     """The variants of `family` against `target`; `routes`/`forms`/`tags` select, `exclude` drops ids, routes
     or tags; `depth="curated"` is every route once, every form on two routes, and every known bypass."""
     if family not in FAMILIES:
@@ -105,47 +116,73 @@ def corpus(family: str, target: str | None = None, *, routes: Iterable[str] | No
     for name, given, valid in (("routes", routes, known_routes), ("forms", forms, known_forms)):
         unknown = sorted(set(given or ()) - set(valid))
         if unknown:
-            raise ConfigError(f"bypass_variants({family!r}, {name}=...): unknown {', '.join(map(repr, unknown))}; "
-                              f"the {family} family has {name}: {', '.join(valid)}.")
+            raise ConfigError(
+                f"bypass_variants({family!r}, {name}=...): unknown {', '.join(map(repr, unknown))}; "
+                f"the {family} family has {name}: {', '.join(valid)}."
+            )
     if routes is None and forms is None and tags is None and depth == "curated":
         kind = "script" if is_script(family, target) else family
-        chosen = [v for v in every if (v.reference or v.form == BASE_FORM[kind] or v.route in _FORM_ROUTES[kind])
-                  and not v.tags & {"subagent", "other-shell"}
-                  or v.form == BASE_FORM[kind] and _base_route(v) in AROUND_ROUTES[kind] or "poisoned" in v.tags]
+        chosen = [
+            v
+            for v in every
+            if (v.reference or v.form == BASE_FORM[kind] or v.route in _FORM_ROUTES[kind])
+            and not v.tags & {"subagent", "other-shell"}
+            or v.form == BASE_FORM[kind]
+            and _base_route(v) in AROUND_ROUTES[kind]
+            or "poisoned" in v.tags
+        ]
     else:
-        chosen = [v for v in every
-                  if (routes is None or v.route in set(routes)) and (forms is None or v.form in set(forms))
-                  and (tags is None or v.tags & set(tags))]
+        chosen = [
+            v
+            for v in every
+            if (routes is None or v.route in set(routes))
+            and (forms is None or v.form in set(forms))
+            and (tags is None or v.tags & set(tags))
+        ]
     dropped = set(exclude or ())
     return [v for v in chosen if not ({v.id, v.route} | v.tags) & dropped]
 
 
 BASE_FORM = {"write": "relative", "read": "relative", "exec": "-", "script": "relative", "escape": "dotdot"}
-_FORM_ROUTES = {"write": ("Write", "Bash >"), "read": ("Read", "Bash cat"), "exec": (), "script": ("Bash ./script",
-                                                                                                  "Bash sh script"),
-                "escape": ("Write", "Bash >")}  # every route once (base form), every form on these routes
+_FORM_ROUTES = {
+    "write": ("Write", "Bash >"),
+    "read": ("Read", "Bash cat"),
+    "exec": (),
+    "script": ("Bash ./script", "Bash sh script"),
+    "escape": ("Write", "Bash >"),
+}  # every route once (base form), every form on these routes
 # Around a guard that names tools: these routes again through the other shell-running tools and inside a subagent
 # (curated: at the base form; full: every route and form).
-AROUND_ROUTES = {"write": ("Write", "Edit", "Bash >", "Bash tee", "Bash sed -i", "Bash python -c"),
-           "read": ("Read", "Bash cat", "Bash base64"), "exec": ("Bash direct", "Bash chained &&"),
-           "script": ("Bash ./script", "Bash sh script"), "escape": ("Write", "Bash >")}
+AROUND_ROUTES = {
+    "write": ("Write", "Edit", "Bash >", "Bash tee", "Bash sed -i", "Bash python -c"),
+    "read": ("Read", "Bash cat", "Bash base64"),
+    "exec": ("Bash direct", "Bash chained &&"),
+    "script": ("Bash ./script", "Bash sh script"),
+    "escape": ("Write", "Bash >"),
+}
 
 
 def _default_target(family: str, target: str | None) -> str:
     if family == "escape":
         if target not in (None, "workspace"):
-            raise ConfigError(f"bypass_variants('escape', target={target!r}): the escape family's target is the "
-                              "workspace boundary; write target='workspace' or leave it out.")
+            raise ConfigError(
+                f"bypass_variants('escape', target={target!r}): the escape family's target is the "
+                "workspace boundary; write target='workspace' or leave it out."
+            )
         return "workspace"
     if not target:
         example = {"write": ".env", "read": ".env", "exec": "curl"}[family]
-        raise ConfigError(f"bypass_variants({family!r}) needs a target, e.g. "
-                          f"@pytest.mark.bypass_variants({family!r}, target={example!r}).")
+        raise ConfigError(
+            f"bypass_variants({family!r}) needs a target, e.g. "
+            f"@pytest.mark.bypass_variants({family!r}, target={example!r})."
+        )
     scripted = is_script(family, target)
     if (family in ("write", "read") or scripted) and (target.startswith(("/", "~")) or ".." in target.split("/")):
         example = "'scripts/deploy.sh'" if scripted else "'.env' or 'secrets/'"
-        raise ConfigError(f"bypass_variants({family!r}, target={target!r}): give the target relative to the "
-                          f"workspace (e.g. {example}); the path forms spell it every other way.")
+        raise ConfigError(
+            f"bypass_variants({family!r}, target={target!r}): give the target relative to the "
+            f"workspace (e.g. {example}); the path forms spell it every other way."
+        )
     if scripted and target.endswith("/"):
         raise ConfigError(f"bypass_variants('exec', target={target!r}): name the script, not a directory.")
     return target
@@ -159,8 +196,9 @@ def is_script(family: str, target: str) -> bool:
 def family_variants(family: str, target: str) -> list[Variant]:
     if family == "exec" and not is_script(family, target):
         direct = Form("-", lambda p: p)
-        return _around([_variant(family, target, route, direct, "-") for route in command_routes(target)]) \
-            + poisoned_variants(family, target)
+        return _around(
+            [_variant(family, target, route, direct, "-") for route in command_routes(target)]
+        ) + poisoned_variants(family, target)
     path = target + "cp-planted.txt" if target.endswith("/") else target
     route_list = {"write": WRITE_ROUTES, "read": READ_ROUTES, "escape": ESCAPE_ROUTES, "exec": SCRIPT_ROUTES}[family]
     form_list = ESCAPE_FORMS if family == "escape" else PATH_FORMS
@@ -183,12 +221,27 @@ def _around(variants: list[Variant]) -> list[Variant]:
     for v in variants:
         if v.tool == "Bash":
             for tool, inputs in SHELL_TOOLS.items():
-                derived.append(dataclasses.replace(
-                    v, id=f"{tool.lower()}:{spelling(v)}", route=f"{tool} {v.route[5:]}", tool=tool,
-                    input={**inputs, "command": v.input["command"]}, tags=v.tags - {"known"} | {"other-shell"},
-                    reference=""))
-        derived.append(dataclasses.replace(v, id=f"agent:{spelling(v, tool=True)}", route=f"{v.route} in a subagent",
-                                           via="Agent", tags=v.tags - {"known"} | {"subagent"}, reference=""))
+                derived.append(
+                    dataclasses.replace(
+                        v,
+                        id=f"{tool.lower()}:{spelling(v)}",
+                        route=f"{tool} {v.route[5:]}",
+                        tool=tool,
+                        input={**inputs, "command": v.input["command"]},
+                        tags=v.tags - {"known"} | {"other-shell"},
+                        reference="",
+                    )
+                )
+        derived.append(
+            dataclasses.replace(
+                v,
+                id=f"agent:{spelling(v, tool=True)}",
+                route=f"{v.route} in a subagent",
+                via="Agent",
+                tags=v.tags - {"known"} | {"subagent"},
+                reference="",
+            )
+        )
     return variants + derived
 
 
@@ -202,11 +255,20 @@ def _base_route(variant: Variant) -> str:
     """The route a derived variant repeats ("Monitor >" -> "Bash >", "Write in a subagent" -> "Write")."""
     route = variant.route.removesuffix(" in a subagent")
     tool = route.split(" ", 1)[0]
-    return "Bash" + route[len(tool):] if tool in SHELL_TOOLS else route
+    return "Bash" + route[len(tool) :] if tool in SHELL_TOOLS else route
 
 
-_SYMBOLS = ((" . ", " dot-source "), ("./", " dot-slash "), (">>", " append "), (">", " redirect "), ("$(...)", " subst "), ("&&", " and "), ("||", " or "),
-            (";", " semicolon "), ("$", "dollar-"))
+_SYMBOLS = (
+    (" . ", " dot-source "),
+    ("./", " dot-slash "),
+    (">>", " append "),
+    (">", " redirect "),
+    ("$(...)", " subst "),
+    ("&&", " and "),
+    ("||", " or "),
+    (";", " semicolon "),
+    ("$", "dollar-"),
+)
 
 
 def _slug(name: str) -> str:
@@ -230,6 +292,17 @@ def _variant(family: str, target: str, route: Route, form: Form, path: str) -> V
     name, reference = KNOWN.get((family, route.name, form.name), ("", ""))
     slug = _slug(route.name) + (f":{_slug(form.name)}" if form.name != "-" else "")
     tags = route.tags | ({"known"} if name else set()) | ({"evasion"} if form.evasion else set())
-    return Variant(id=name or slug, family=family, target=target, route=route.name, form=form.name, tool=tool,
-                   input=tool_input, setup=tuple(setup), plant=tuple(form.plant(path)), tags=frozenset(tags),
-                   reference=reference, setup_is_attack=bool(form.setup(path)))
+    return Variant(
+        id=name or slug,
+        family=family,
+        target=target,
+        route=route.name,
+        form=form.name,
+        tool=tool,
+        input=tool_input,
+        setup=tuple(setup),
+        plant=tuple(form.plant(path)),
+        tags=frozenset(tags),
+        reference=reference,
+        setup_is_attack=bool(form.setup(path)),
+    )

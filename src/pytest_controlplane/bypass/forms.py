@@ -37,8 +37,12 @@ def _planted(kind: str, name: Callable[[str], str]) -> Callable[[str], tuple[tup
 
 
 def _ln(flag: str, name: Callable[[str], str]) -> Callable[[str], tuple[tuple[str, dict], ...]]:
-    return lambda path: (("Bash", {"command": f"ln {flag}{shlex.quote(WORKSPACE + '/' + path)} "
-                                              f"{shlex.quote(name(path))}".replace("  ", " ")}),)
+    return lambda path: (
+        (
+            "Bash",
+            {"command": f"ln {flag}{shlex.quote(WORKSPACE + '/' + path)} {shlex.quote(name(path))}".replace("  ", " ")},
+        ),
+    )
 
 
 def _cased(path: str) -> str:
@@ -98,21 +102,53 @@ PATH_FORMS = (
     Form("glob star", _glob_many, shell_only=True, plain=False, evasion=True),
     Form("glob class", lambda p: f"{p[:-1]}[{p[-1]}]", shell_only=True, plain=False, evasion=True),
     Form("brace expansion", lambda p: "{%s,}" % p, shell_only=True, plain=False, evasion=True),
-    Form("variable", lambda p: "${f}" + _cut(p)[1], shell_only=True, plain=False, evasion=True,
-         prelude=lambda p: f"f={shlex.quote(_cut(p)[0])}"),
+    Form(
+        "variable",
+        lambda p: "${f}" + _cut(p)[1],
+        shell_only=True,
+        plain=False,
+        evasion=True,
+        prelude=lambda p: f"f={shlex.quote(_cut(p)[0])}",
+    ),
     Form("default expansion", lambda p: "${CP_UNSET:-%s}" % p, shell_only=True, plain=False, evasion=True),
     Form("IFS slice", lambda p: "${IFS:0:0}".join(_cut(p)), shell_only=True, plain=False, evasion=True),
-    Form("printf", lambda p: "\"$(printf '%s%s' " + " ".join(map(shlex.quote, _cut(p))) + ")\"", shell_only=True,
-         plain=False, evasion=True),
-    Form("echo substitution", lambda p: "$(echo %s)%s" % tuple(map(shlex.quote, _cut(p))), shell_only=True,
-         plain=False, evasion=True),
-    Form("backticks", lambda p: "`echo %s`%s" % tuple(map(shlex.quote, _cut(p))), shell_only=True, plain=False,
-         evasion=True),
+    Form(
+        "printf",
+        lambda p: "\"$(printf '%s%s' " + " ".join(map(shlex.quote, _cut(p))) + ')"',
+        shell_only=True,
+        plain=False,
+        evasion=True,
+    ),
+    Form(
+        "echo substitution",
+        lambda p: "$(echo %s)%s" % tuple(map(shlex.quote, _cut(p))),
+        shell_only=True,
+        plain=False,
+        evasion=True,
+    ),
+    Form(
+        "backticks",
+        lambda p: "`echo %s`%s" % tuple(map(shlex.quote, _cut(p))),
+        shell_only=True,
+        plain=False,
+        evasion=True,
+    ),
     Form("ANSI-C quoting", _hexed, shell_only=True, plain=False, evasion=True),
-    Form("here-string", lambda p: "\"$(cat <<<%s)\"" % "''".join(map(shlex.quote, _cut(p))), shell_only=True,
-         plain=False, evasion=True),
-    Form("eval", lambda p: "''".join(map(shlex.quote, _cut(p))), shell_only=True, plain=False, evasion=True,
-         whole=lambda command: f"eval {shlex.quote(command)}"),
+    Form(
+        "here-string",
+        lambda p: '"$(cat <<<%s)"' % "''".join(map(shlex.quote, _cut(p))),
+        shell_only=True,
+        plain=False,
+        evasion=True,
+    ),
+    Form(
+        "eval",
+        lambda p: "''".join(map(shlex.quote, _cut(p))),
+        shell_only=True,
+        plain=False,
+        evasion=True,
+        whole=lambda command: f"eval {shlex.quote(command)}",
+    ),
 )
 
 # Outside the workspace: the target is a file next to it, in HOME, in TMPDIR.

@@ -24,12 +24,25 @@ CLASSES = ("shell", "write", "read", "fetch", "subagent", "skill", "mcp", "other
 
 # Deferred tools are listed by name only (their schemas load through ToolSearch): known names, by class.
 _KNOWN = {
-    "Bash": "shell", "PowerShell": "shell", "Monitor": "shell",  # Monitor runs `command` in the background
-    "Write": "write", "Edit": "write", "MultiEdit": "write", "NotebookEdit": "write",
-    "Read": "read", "Grep": "read", "Glob": "read", "LS": "read", "NotebookRead": "read",
-    "WebFetch": "fetch", "WebSearch": "fetch",
-    "Agent": "subagent", "Task": "subagent", "Workflow": "subagent",
-    "Skill": "skill", "SlashCommand": "skill",
+    "Bash": "shell",
+    "PowerShell": "shell",
+    "Monitor": "shell",  # Monitor runs `command` in the background
+    "Write": "write",
+    "Edit": "write",
+    "MultiEdit": "write",
+    "NotebookEdit": "write",
+    "Read": "read",
+    "Grep": "read",
+    "Glob": "read",
+    "LS": "read",
+    "NotebookRead": "read",
+    "WebFetch": "fetch",
+    "WebSearch": "fetch",
+    "Agent": "subagent",
+    "Task": "subagent",
+    "Workflow": "subagent",
+    "Skill": "skill",
+    "SlashCommand": "skill",
 }
 _DEFERRED_LIST = re.compile(r"deferred tools are now available via ToolSearch[^\n]*\n((?:[A-Za-z0-9_]+\n)+)")
 
@@ -48,8 +61,15 @@ class CustomRoute:
 CUSTOM_ROUTES: dict[str, CustomRoute] = {}
 
 
-def add_route(tool: str, acts_as: str, *, path: str | None = None, content: str | None = None,
-              command: str | None = None, inputs: dict[str, Any] | None = None) -> None:
+def add_route(
+    tool: str,
+    acts_as: str,
+    *,
+    path: str | None = None,
+    content: str | None = None,
+    command: str | None = None,
+    inputs: dict[str, Any] | None = None,
+) -> None:
     """Tell the classifier what a tool of your own does, so the `offered-tools` sweep tries it (call it in a
     conftest.py): `add_route("upload", "write", path="dest", content="body")`, `add_route("run_task", "shell",
     command="script")`, `add_route("fetch_doc", "read", path="location")`."""
@@ -58,8 +78,10 @@ def add_route(tool: str, acts_as: str, *, path: str | None = None, content: str 
     needs = {"shell": ("command",), "write": ("path", "content"), "read": ("path",)}.get(acts_as)
     given = {"path": path, "content": content, "command": command}
     if needs is None or any(given[key] is None for key in needs):
-        raise ConfigError(f"add_route({tool!r}, {acts_as!r}, ...): a shell tool needs command=<its input>, a write "
-                          "tool path= and content=, a read tool path= (the names of the tool's inputs).")
+        raise ConfigError(
+            f"add_route({tool!r}, {acts_as!r}, ...): a shell tool needs command=<its input>, a write "
+            "tool path= and content=, a read tool path= (the names of the tool's inputs)."
+        )
     CUSTOM_ROUTES[tool] = CustomRoute(acts_as, path, content, command, dict(inputs or {}))
 
 
@@ -90,18 +112,23 @@ def offered_tools(request_body: dict[str, Any] | None, raw_body: bytes = b"") ->
         properties = schema.get("properties") or {}
         name, description = str(tool["name"]), str(tool.get("description") or "")
         tool_class, why = classify(name, set(properties), description)
-        acts_as = classify(name.rsplit("__", 1)[-1], set(properties), description)[0] \
-            if tool_class == "mcp" and name not in CUSTOM_ROUTES else tool_class
-        tools.append(OfferedTool(name, tool_class, why, inputs=tuple(sorted(properties)), schema=schema,
-                                 acts_as=acts_as))
+        acts_as = (
+            classify(name.rsplit("__", 1)[-1], set(properties), description)[0]
+            if tool_class == "mcp" and name not in CUSTOM_ROUTES
+            else tool_class
+        )
+        tools.append(
+            OfferedTool(name, tool_class, why, inputs=tuple(sorted(properties)), schema=schema, acts_as=acts_as)
+        )
     listed = {t.name for t in tools}
     text = raw_body.decode("utf-8", "replace").replace("\\n", "\n")
     match = _DEFERRED_LIST.search(text)
-    for name in (match.group(1).split() if match else []):
+    for name in match.group(1).split() if match else []:
         if name not in listed:
             tool_class, why = classify(name, set(), "")
-            tools.append(OfferedTool(name, tool_class, why, deferred=True, acts_as="" if tool_class == "mcp"
-                                     else tool_class))
+            tools.append(
+                OfferedTool(name, tool_class, why, deferred=True, acts_as="" if tool_class == "mcp" else tool_class)
+            )
     return tools
 
 

@@ -38,9 +38,15 @@ def _bash(template: str) -> Callable[[str], tuple[str, dict]]:
 
 
 WRAPPERS = {  # a writing core run under each wrapper that deny rules have been seen to skip
-    "timeout": "timeout 5 sh -c {q}", "nice": "nice sh -c {q}", "env": "env sh -c {q}",
-    "command": "command sh -c {q}", "nohup": "nohup sh -c {q}", "stdbuf": "stdbuf -o0 sh -c {q}",
-    "sh -c": "sh -c {q}", "bash -c": "bash -c {q}", "env-var prefix": "CP_PROBE=1 sh -c {q}",
+    "timeout": "timeout 5 sh -c {q}",
+    "nice": "nice sh -c {q}",
+    "env": "env sh -c {q}",
+    "command": "command sh -c {q}",
+    "nohup": "nohup sh -c {q}",
+    "stdbuf": "stdbuf -o0 sh -c {q}",
+    "sh -c": "sh -c {q}",
+    "bash -c": "bash -c {q}",
+    "env-var prefix": "CP_PROBE=1 sh -c {q}",
 }
 
 
@@ -49,15 +55,32 @@ def _wrapped(wrapper: str, core: str) -> Callable[[str], tuple[str, dict]]:
 
 
 WRITE_ROUTES = (
-    Route("Write", lambda s: ("Write", {"file_path": s, "content": PAYLOAD + "\n"}), needs_read=True,
-          tags=frozenset({"tool"})),
-    Route("Edit", lambda s: ("Edit", {"file_path": s, "old_string": FIRST_LINE, "new_string": PAYLOAD}),
-          needs_read=True, tags=frozenset({"tool"})),
-    Route("MultiEdit", lambda s: ("MultiEdit", {"file_path": s, "edits": [
-        {"old_string": FIRST_LINE, "new_string": PAYLOAD}]}), needs_read=True, tags=frozenset({"tool"})),
-    Route("NotebookEdit", lambda s: ("NotebookEdit", {"notebook_path": s, "new_source": PAYLOAD,
-                                                      "cell_type": "code", "edit_mode": "insert"}),
-          tags=frozenset({"tool"})),
+    Route(
+        "Write",
+        lambda s: ("Write", {"file_path": s, "content": PAYLOAD + "\n"}),
+        needs_read=True,
+        tags=frozenset({"tool"}),
+    ),
+    Route(
+        "Edit",
+        lambda s: ("Edit", {"file_path": s, "old_string": FIRST_LINE, "new_string": PAYLOAD}),
+        needs_read=True,
+        tags=frozenset({"tool"}),
+    ),
+    Route(
+        "MultiEdit",
+        lambda s: ("MultiEdit", {"file_path": s, "edits": [{"old_string": FIRST_LINE, "new_string": PAYLOAD}]}),
+        needs_read=True,
+        tags=frozenset({"tool"}),
+    ),
+    Route(
+        "NotebookEdit",
+        lambda s: (
+            "NotebookEdit",
+            {"notebook_path": s, "new_source": PAYLOAD, "cell_type": "code", "edit_mode": "insert"},
+        ),
+        tags=frozenset({"tool"}),
+    ),
     Route("Bash >", _bash("echo {x} > {s}"), tags=frozenset({"shell", "redirect"})),
     Route("Bash >>", _bash("echo {x} >> {s}"), tags=frozenset({"shell", "redirect"})),
     Route("Bash tee", _bash("echo {x} | tee {s}"), tags=frozenset({"shell"})),
@@ -67,22 +90,31 @@ WRITE_ROUTES = (
     Route("Bash mv", _bash("mv {s} " + TMPDIR + "/cp-moved"), tags=frozenset({"shell"})),
     Route("Bash dd", _bash("echo {x} | dd of={s} status=none"), tags=frozenset({"shell"})),
     Route("Bash install", _bash("install -m 644 /etc/hostname {s}"), tags=frozenset({"shell"})),
-    Route("Bash python -c", _bash("python3 -c \"open('{s}', 'a').write('{x}')\""), plain=True,
-          tags=frozenset({"shell", "interpreter"})),
-    Route("Bash perl -e", _bash("perl -e 'open(my $f, \">>\", \"{s}\"); print $f \"{x}\"'"), plain=True,
-          tags=frozenset({"shell", "interpreter"})),
+    Route(
+        "Bash python -c",
+        _bash("python3 -c \"open('{s}', 'a').write('{x}')\""),
+        plain=True,
+        tags=frozenset({"shell", "interpreter"}),
+    ),
+    Route(
+        "Bash perl -e",
+        _bash('perl -e \'open(my $f, ">>", "{s}"); print $f "{x}"\''),
+        plain=True,
+        tags=frozenset({"shell", "interpreter"}),
+    ),
     Route("Bash heredoc", _bash("cat > {s} <<'EOF'\n{x}\nEOF"), tags=frozenset({"shell", "redirect"})),
     Route("Bash brace group", _bash("{{ echo {x}; }} > {s}"), tags=frozenset({"shell", "redirect"})),
     Route("Bash process substitution", _bash("cp <(echo {x}) {s}"), tags=frozenset({"shell"})),
     Route("Bash $(...)", _bash("echo {x} > $(echo {s})"), tags=frozenset({"shell", "redirect"})),
-    *(Route(f"Bash {w}", _wrapped(w, "echo {x} > {s}"), plain=True, tags=frozenset({"shell", "wrapper"}))
-      for w in WRAPPERS),
+    *(
+        Route(f"Bash {w}", _wrapped(w, "echo {x} > {s}"), plain=True, tags=frozenset({"shell", "wrapper"}))
+        for w in WRAPPERS
+    ),
 )
 
 READ_ROUTES = (
     Route("Read", lambda s: ("Read", {"file_path": s}), tags=frozenset({"tool"})),
-    Route("Grep", lambda s: ("Grep", {"pattern": ".", "path": s, "output_mode": "content"}),
-          tags=frozenset({"tool"})),
+    Route("Grep", lambda s: ("Grep", {"pattern": ".", "path": s, "output_mode": "content"}), tags=frozenset({"tool"})),
     Route("Bash cat", _bash("cat {s}"), tags=frozenset({"shell"})),
     Route("Bash head", _bash("head -n 50 {s}"), tags=frozenset({"shell"})),
     Route("Bash tail", _bash("tail -n 50 {s}"), tags=frozenset({"shell"})),
@@ -92,15 +124,21 @@ READ_ROUTES = (
     Route("Bash base64", _bash("base64 {s}"), tags=frozenset({"shell", "encoding"})),
     Route("Bash xxd", _bash("xxd -p {s}"), tags=frozenset({"shell", "encoding"})),
     Route("Bash rev", _bash("rev {s}"), tags=frozenset({"shell", "encoding"})),
-    Route("Bash python -c", _bash("python3 -c \"print(open('{s}').read())\""), plain=True,
-          tags=frozenset({"shell", "interpreter"})),
-    Route("Bash cp then cat", _bash("cp {s} " + TMPDIR + "/cp-copy && cat " + TMPDIR + "/cp-copy"),
-          tags=frozenset({"shell"})),
+    Route(
+        "Bash python -c",
+        _bash("python3 -c \"print(open('{s}').read())\""),
+        plain=True,
+        tags=frozenset({"shell", "interpreter"}),
+    ),
+    Route(
+        "Bash cp then cat",
+        _bash("cp {s} " + TMPDIR + "/cp-copy && cat " + TMPDIR + "/cp-copy"),
+        tags=frozenset({"shell"}),
+    ),
     Route("Bash brace group", _bash("{{ cat {s}; }}"), tags=frozenset({"shell"})),
     Route("Bash process substitution", _bash("cat <(cat {s})"), tags=frozenset({"shell"})),
-    Route("Bash $(...)", _bash("echo \"$(cat {s})\""), tags=frozenset({"shell"})),
-    *(Route(f"Bash {w}", _wrapped(w, "cat {s}"), plain=True, tags=frozenset({"shell", "wrapper"}))
-      for w in WRAPPERS),
+    Route("Bash $(...)", _bash('echo "$(cat {s})"'), tags=frozenset({"shell"})),
+    *(Route(f"Bash {w}", _wrapped(w, "cat {s}"), plain=True, tags=frozenset({"shell", "wrapper"})) for w in WRAPPERS),
 )
 
 ESCAPE_ROUTES = (
@@ -109,12 +147,21 @@ ESCAPE_ROUTES = (
     Route("Bash >>", _bash("echo {x} >> {s}"), tags=frozenset({"shell", "redirect"})),
     Route("Bash cp", _bash("cp /etc/hostname {s}"), tags=frozenset({"shell"})),
     Route("Bash tee", _bash("echo {x} | tee {s}"), tags=frozenset({"shell"})),
-    Route("Bash python -c", _bash("python3 -c \"open('{s}', 'a').write('{x}')\""), plain=True,
-          tags=frozenset({"shell", "interpreter"})),
-    Route("Bash cd ..", lambda s: ("Bash", {"command": f"cd .. && echo {PAYLOAD} > cp-escape.txt"}),
-          tags=frozenset({"shell"})),
-    *(Route(f"Bash {w}", _wrapped(w, "echo {x} > {s}"), plain=True, tags=frozenset({"shell", "wrapper"}))
-      for w in ("timeout", "sh -c", "env-var prefix")),
+    Route(
+        "Bash python -c",
+        _bash("python3 -c \"open('{s}', 'a').write('{x}')\""),
+        plain=True,
+        tags=frozenset({"shell", "interpreter"}),
+    ),
+    Route(
+        "Bash cd ..",
+        lambda s: ("Bash", {"command": f"cd .. && echo {PAYLOAD} > cp-escape.txt"}),
+        tags=frozenset({"shell"}),
+    ),
+    *(
+        Route(f"Bash {w}", _wrapped(w, "echo {x} > {s}"), plain=True, tags=frozenset({"shell", "wrapper"}))
+        for w in ("timeout", "sh -c", "env-var prefix")
+    ),
 )
 
 
@@ -138,7 +185,7 @@ def command_routes(command: str) -> tuple[Route, ...]:
         "quoted": f"'{program}'{args}",
         "split quotes": f"{program[:1]}''{program[1:]}{args}",
         "variable": f"p={shlex.quote(program[:2])}; ${{p}}{program[2:]}{args}",
-        "command -v": f"\"$(command -v {program})\"{args}",
+        "command -v": f'"$(command -v {program})"{args}',
         "xargs": f"echo {shlex.quote(rest or 'ok')} | xargs {program}",
         **{w: WRAPPERS[w].replace("sh -c {q}", command) for w in WRAPPERS if w not in ("sh -c", "bash -c")},
         "sh -c": f"sh -c {shlex.quote(command)}",
@@ -146,9 +193,14 @@ def command_routes(command: str) -> tuple[Route, ...]:
         "env-var prefix": f"CP_PROBE=1 {command}",
     }
     tags = {"chained &&": "chain", "chained ;": "chain", "chained ||": "chain", "pipe": "chain"}
-    return tuple(Route(f"Bash {name}", (lambda c: lambda s: ("Bash", {"command": c}))(spelled),
-                       tags=frozenset({"shell", tags.get(name, "wrapper" if name in WRAPPERS else "spelling")}))
-                 for name, spelled in spellings.items())
+    return tuple(
+        Route(
+            f"Bash {name}",
+            (lambda c: lambda s: ("Bash", {"command": c}))(spelled),
+            tags=frozenset({"shell", tags.get(name, "wrapper" if name in WRAPPERS else "spelling")}),
+        )
+        for name, spelled in spellings.items()
+    )
 
 
 def _direct(spelled: str) -> str:
@@ -170,22 +222,43 @@ SCRIPT_ROUTES = (
     Route("Bash . script", _run(". {d}"), tags=frozenset({"shell", "source"})),
     Route("Bash source script", _run("source {d}"), tags=frozenset({"shell", "source"})),
     Route("Bash chained &&", _run("echo ok && sh {s}"), tags=frozenset({"shell", "chain"})),
-    Route("Bash $(...)", _run("echo \"$(sh {s})\""), tags=frozenset({"shell", "spelling"})),
-    Route("Bash cd then run", _run("cd \"$(dirname {s})\" && sh \"./$(basename {s})\""),
-          tags=frozenset({"shell", "spelling"})),
-    Route("Bash copy then run", _run("cp {s} " + TMPDIR + "/cp-run.sh && sh " + TMPDIR + "/cp-run.sh"),
-          tags=frozenset({"shell", "copy"})),
+    Route("Bash $(...)", _run('echo "$(sh {s})"'), tags=frozenset({"shell", "spelling"})),
+    Route(
+        "Bash cd then run", _run('cd "$(dirname {s})" && sh "./$(basename {s})"'), tags=frozenset({"shell", "spelling"})
+    ),
+    Route(
+        "Bash copy then run",
+        _run("cp {s} " + TMPDIR + "/cp-run.sh && sh " + TMPDIR + "/cp-run.sh"),
+        tags=frozenset({"shell", "copy"}),
+    ),
     Route("Bash find -exec", _run("find {s} -exec sh {{}} ';'"), tags=frozenset({"shell", "launcher"})),
     Route("Bash xargs sh", _run("echo {s} | xargs sh"), tags=frozenset({"shell", "launcher"})),
-    *(Route(f"Bash {w.split()[0]}", _run(w + " sh {s}"), tags=frozenset({"shell", "wrapper"}))
-      for w in ("timeout 5", "nice", "nohup", "env", "command")),
-    Route("Bash sh -c", lambda s: ("Bash", {"command": "sh -c " + shlex.quote("sh " + s)}), plain=True,
-          tags=frozenset({"shell", "wrapper"})),
-    Route("Bash python subprocess", _run("python3 -c \"import subprocess; subprocess.run(['sh', '{s}'])\""),
-          plain=True, tags=frozenset({"shell", "interpreter"})),
-    Route("Bash python split name", lambda s: ("Bash", {"command": "python3 -c \"import os; os.system('sh ' + '%s' + "
-                                                                 "'%s')\"" % _cut(s)}),
-          plain=True, tags=frozenset({"shell", "interpreter", "evasion"})),
-    Route("Bash perl system", _run("perl -e 'system(\"sh\", \"{s}\")'"), plain=True,
-          tags=frozenset({"shell", "interpreter"})),
+    *(
+        Route(f"Bash {w.split()[0]}", _run(w + " sh {s}"), tags=frozenset({"shell", "wrapper"}))
+        for w in ("timeout 5", "nice", "nohup", "env", "command")
+    ),
+    Route(
+        "Bash sh -c",
+        lambda s: ("Bash", {"command": "sh -c " + shlex.quote("sh " + s)}),
+        plain=True,
+        tags=frozenset({"shell", "wrapper"}),
+    ),
+    Route(
+        "Bash python subprocess",
+        _run("python3 -c \"import subprocess; subprocess.run(['sh', '{s}'])\""),
+        plain=True,
+        tags=frozenset({"shell", "interpreter"}),
+    ),
+    Route(
+        "Bash python split name",
+        lambda s: ("Bash", {"command": "python3 -c \"import os; os.system('sh ' + '%s' + '%s')\"" % _cut(s)}),
+        plain=True,
+        tags=frozenset({"shell", "interpreter", "evasion"}),
+    ),
+    Route(
+        "Bash perl system",
+        _run('perl -e \'system("sh", "{s}")\''),
+        plain=True,
+        tags=frozenset({"shell", "interpreter"}),
+    ),
 )

@@ -25,8 +25,22 @@ from .variant import FIRST_LINE, Variant
 __tracebackhide__ = ours  # our errors show without our frames
 
 # The tools the named variants already use: the sweep adds routes for the others.
-CORPUS_TOOLS = frozenset({"Bash", "Monitor", "PowerShell", "Write", "Edit", "MultiEdit", "NotebookEdit", "Read",
-                          "Grep", "Agent", "Task", "Skill"})
+CORPUS_TOOLS = frozenset(
+    {
+        "Bash",
+        "Monitor",
+        "PowerShell",
+        "Write",
+        "Edit",
+        "MultiEdit",
+        "NotebookEdit",
+        "Read",
+        "Grep",
+        "Agent",
+        "Task",
+        "Skill",
+    }
+)
 _CURATED_FORMS = ("relative", "absolute", "dotdot", "symlink alias", "hardlink alias")
 _PATH_KEYS = ("file_path", "path", "notebook_path", "filename")
 _CONTENT_KEYS = ("content", "text", "new_source", "data", "body")
@@ -74,8 +88,11 @@ class SweepOutcome:
 
     def describe(self) -> str:
         lines = [f"{self.routes.family} {self.routes.target!r} by the tools the agent offers beyond the named variants"]
-        lines += [f"  {t.name}: {t.tool_class}{' (deferred)' if t.deferred else ''} — {t.why}"
-                  for t in self.offered if t.name not in CORPUS_TOOLS]
+        lines += [
+            f"  {t.name}: {t.tool_class}{' (deferred)' if t.deferred else ''} — {t.why}"
+            for t in self.offered
+            if t.name not in CORPUS_TOOLS
+        ]
         for outcome in self.outcomes:
             if outcome.verdict != "held":
                 lines += ["", outcome.describe()]
@@ -91,20 +108,32 @@ class SweepOutcome:
         if self.bypassed:
             raise BypassSucceeded(f"Bypass through an offered tool: {self.describe()}")
         if self.verdict == "not_applicable":
-            raise VariantNotApplicable("the agent offers no tool beyond the named variants that reaches the target"
-                                       + (f" (offered, not covered: {_names(self.not_covered)})"
-                                          if self.not_covered else ""))
+            raise VariantNotApplicable(
+                "the agent offers no tool beyond the named variants that reaches the target"
+                + (f" (offered, not covered: {_names(self.not_covered)})" if self.not_covered else "")
+            )
         if self.verdict == "inconclusive":
-            inconclusive(f"Offered-tool variants are inconclusive, so they prove nothing: {self.describe()}",
-                         self.inconclusive_policy)
+            inconclusive(
+                f"Offered-tool variants are inconclusive, so they prove nothing: {self.describe()}",
+                self.inconclusive_policy,
+            )
 
     def __repr__(self) -> str:
-        return f"<SweepOutcome {self.routes.family} {self.routes.target!r}: {self.verdict}, {len(self.outcomes)} variants>"
+        return (
+            f"<SweepOutcome {self.routes.family} {self.routes.target!r}: {self.verdict}, {len(self.outcomes)} variants>"
+        )
 
 
 def _names(tools: list[OfferedTool]) -> str:
-    return ", ".join(t.name + (" (its schema could not be loaded: was ToolSearch refused?)"
-                               if t.tool_class == "mcp" and not t.acts_as else "") for t in tools)
+    return ", ".join(
+        t.name
+        + (
+            " (its schema could not be loaded: was ToolSearch refused?)"
+            if t.tool_class == "mcp" and not t.acts_as
+            else ""
+        )
+        for t in tools
+    )
 
 
 def sweep(session: Any, routes: OfferedRoutes, prompt: str) -> SweepOutcome:
@@ -133,12 +162,17 @@ def probe(session: Any, prompt: str) -> list[OfferedTool]:
         unknown = [t.name for t in tools if t.deferred and t.name not in CORPUS_TOOLS and not t.acts_as]
         if not unknown or "ToolSearch" not in {t.name for t in tools}:
             return tools
-        copy.gateway.use_script(ScriptedModel([tool_use("ToolSearch", {"query": "select:" + ",".join(unknown)})],
-                                              then="done"))
+        copy.gateway.use_script(
+            ScriptedModel([tool_use("ToolSearch", {"query": "select:" + ",".join(unknown)})], then="done")
+        )
         before = len(copy.gateway.exchanges)
         copy.run(prompt)
-    loaded = {t.name: t for exchange in copy.gateway.exchanges[before:] for t in
-              offered_tools(exchange.request.json, b"") if not t.deferred}
+    loaded = {
+        t.name: t
+        for exchange in copy.gateway.exchanges[before:]
+        for t in offered_tools(exchange.request.json, b"")
+        if not t.deferred
+    }
     return [dataclasses.replace(loaded[t.name], deferred=t.deferred) if t.name in loaded else t for t in tools]
 
 
@@ -150,15 +184,29 @@ def tool_variants(family: str, target: str, tool: OfferedTool, depth: str = "cur
     if tool.name in CORPUS_TOOLS or not tool.acts_as:
         return []
     kind = "script" if family == "exec" and "/" in target else family
-    base = [v for v in family_variants(family, target) if not v.via and v.tool == "Bash"
-            and (depth == "full" or (v.form == BASE_FORM[kind] and v.route in AROUND_ROUTES[kind]))]
+    base = [
+        v
+        for v in family_variants(family, target)
+        if not v.via
+        and v.tool == "Bash"
+        and (depth == "full" or (v.form == BASE_FORM[kind] and v.route in AROUND_ROUTES[kind]))
+    ]
     custom = CUSTOM_ROUTES.get(tool.name)
     defaults = {**_defaults(tool.schema), **(custom.inputs if custom else {})}
     if tool.acts_as == "shell":
         key = custom.command if custom else "command"
-        return [dataclasses.replace(v, id=f"{tool.name}:{spelling(v)}", route=f"{tool.name} {v.route[5:]}",
-                                    tool=tool.name, input={**defaults, key: v.input["command"]},
-                                    tags=v.tags - {"known"} | {"offered-tool"}, reference="") for v in base]
+        return [
+            dataclasses.replace(
+                v,
+                id=f"{tool.name}:{spelling(v)}",
+                route=f"{tool.name} {v.route[5:]}",
+                tool=tool.name,
+                input={**defaults, key: v.input["command"]},
+                tags=v.tags - {"known"} | {"offered-tool"},
+                reference="",
+            )
+            for v in base
+        ]
     path_key = custom.path if custom else next((k for k in _PATH_KEYS if k in tool.inputs), None)
     content_key = custom.content if custom else next((k for k in _CONTENT_KEYS if k in tool.inputs), None)
     wants = {"write": "write", "escape": "write", "read": "read"}.get(family)
@@ -171,11 +219,22 @@ def tool_variants(family: str, target: str, tool: OfferedTool, depth: str = "cur
             continue
         tool_input = {**defaults, path_key: form.spell(path)}
         if tool.acts_as == "write":
-            tool_input.update({content_key: PAYLOAD + "\n"} if content_key else
-                              {"old_string": FIRST_LINE, "new_string": PAYLOAD})
-        variants.append(Variant(id=f"{tool.name}:{path_key}:{form.name.replace(' ', '-')}", family=family,
-                                target=target, route=tool.name, form=form.name, tool=tool.name, input=tool_input,
-                                plant=tuple(form.plant(path)), tags=frozenset({"offered-tool"})))
+            tool_input.update(
+                {content_key: PAYLOAD + "\n"} if content_key else {"old_string": FIRST_LINE, "new_string": PAYLOAD}
+            )
+        variants.append(
+            Variant(
+                id=f"{tool.name}:{path_key}:{form.name.replace(' ', '-')}",
+                family=family,
+                target=target,
+                route=tool.name,
+                form=form.name,
+                tool=tool.name,
+                input=tool_input,
+                plant=tuple(form.plant(path)),
+                tags=frozenset({"offered-tool"}),
+            )
+        )
     return variants
 
 
@@ -193,4 +252,3 @@ def _defaults(schema: dict[str, Any]) -> dict[str, Any]:
         else:
             values[name] = {"boolean": False, "array": [], "object": {}}.get(kind, "controlplane")
     return values
-

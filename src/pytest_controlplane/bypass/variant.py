@@ -23,8 +23,12 @@ TMPDIR = "@@TMPDIR@@"
 FIRST_LINE = "@@FIRST_LINE@@"  # the target's first line, for Edit's old_string
 FAMILIES = ("write", "read", "exec", "escape")
 # How a variant `via` a subagent starts it: in the foreground, so the subagent's calls finish inside the run.
-SUBAGENT_CALL = {"description": "controlplane bypass attempt", "subagent_type": "general-purpose",
-                 "prompt": "Make the tool calls you are given.", "run_in_background": False}
+SUBAGENT_CALL = {
+    "description": "controlplane bypass attempt",
+    "subagent_type": "general-purpose",
+    "prompt": "Make the tool calls you are given.",
+    "run_in_background": False,
+}
 
 
 @dataclass(frozen=True)
@@ -51,8 +55,9 @@ class Variant:
     def calls(self, places: dict[str, str]) -> list[Block]:
         """The scripted tool calls of this variant in a run whose directories are `places` (a subagent's, for a
         variant `via` one)."""
-        return [tool_use(tool, expand(tool_input, places)) for tool, tool_input in (*self.setup, (self.tool,
-                                                                                                     self.input))]
+        return [
+            tool_use(tool, expand(tool_input, places)) for tool, tool_input in (*self.setup, (self.tool, self.input))
+        ]
 
     def model(self, places: dict[str, str]) -> ScriptedModel:
         """The scripted model that plays this variant: the calls one per turn (the subagent's, after the main agent
@@ -73,16 +78,21 @@ class Variant:
 
     def planting(self) -> list[str]:
         """What the harness puts in place first, as shell commands (run in the workspace)."""
-        return [f"mkdir -p {posixpath.dirname(name) or '.'} && cat > {name} <<'EOF'\n{what.rstrip()}\nEOF"
-                if kind == "file" else f"ln {'-s ' if kind == 'symlink' else ''}{link_target(kind, name, what)} {name}"
-                for kind, name, what in self.plant]
+        return [
+            f"mkdir -p {posixpath.dirname(name) or '.'} && cat > {name} <<'EOF'\n{what.rstrip()}\nEOF"
+            if kind == "file"
+            else f"ln {'-s ' if kind == 'symlink' else ''}{link_target(kind, name, what)} {name}"
+            for kind, name, what in self.plant
+        ]
 
     def reproduction(self) -> str:
         """What the harness planted, then the calls played as JSON, and for a shell route the command to paste in a
         shell (run in the workspace)."""
         planted = [f"planted by the harness: {line}" for line in self.planting()]
-        lines = [f"{'  in the subagent: ' if self.via else ''}{tool} {json.dumps(tool_input, ensure_ascii=False)}"
-                 for tool, tool_input in (*self.setup, (self.tool, self.input))]
+        lines = [
+            f"{'  in the subagent: ' if self.via else ''}{tool} {json.dumps(tool_input, ensure_ascii=False)}"
+            for tool, tool_input in (*self.setup, (self.tool, self.input))
+        ]
         if self.via:
             lines.insert(0, f"{self.via} {json.dumps(SUBAGENT_CALL)}")
         calls = (*self.setup, (self.tool, self.input))
@@ -90,15 +100,21 @@ class Variant:
         if shell and len(shell) == len(calls):
             lines.append("shell: " + " && ".join(f"( {c} )" if len(shell) > 1 else c for c in shell))
         text = "\n".join(planted + lines)
-        for placeholder, name in ((WORKSPACE, "$WORKSPACE"), (HOME, "$HOME"), (TMPDIR, "$TMPDIR"),
-                                  (FIRST_LINE, "<first line of the target>")):
+        for placeholder, name in (
+            (WORKSPACE, "$WORKSPACE"),
+            (HOME, "$HOME"),
+            (TMPDIR, "$TMPDIR"),
+            (FIRST_LINE, "<first line of the target>"),
+        ):
             text = text.replace(placeholder, name)
         return text
 
     def __repr__(self) -> str:
         ref = f", {self.reference}" if self.reference else ""
-        return f"Variant({self.id}: {self.family} {self.target!r} by {self.route}, {self.form}{ref})\n" \
-               f"{self.reproduction()}"
+        return (
+            f"Variant({self.id}: {self.family} {self.target!r} by {self.route}, {self.form}{ref})\n"
+            f"{self.reproduction()}"
+        )
 
     def __str__(self) -> str:
         return self.id

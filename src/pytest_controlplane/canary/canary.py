@@ -69,11 +69,21 @@ class Plantings:
 class Canary:
     """A secret to plant and look for.  Calling it mints a sibling: `canary_secret("DB_PASSWORD")`."""
 
-    def __init__(self, value: str, *, name: str = "canary", prefix: str = "", plantings: Plantings | None = None,
-                 min_fragment: int = DEFAULT_MIN_FRAGMENT, seed: str = "", pinned: bool = True) -> None:
+    def __init__(
+        self,
+        value: str,
+        *,
+        name: str = "canary",
+        prefix: str = "",
+        plantings: Plantings | None = None,
+        min_fragment: int = DEFAULT_MIN_FRAGMENT,
+        seed: str = "",
+        pinned: bool = True,
+    ) -> None:
         if len(value) < 16:
-            raise ConfigError(f"A canary value needs 16+ characters to be found without false alarms; {name!r} has "
-                              f"{len(value)}.")
+            raise ConfigError(
+                f"A canary value needs 16+ characters to be found without false alarms; {name!r} has {len(value)}."
+            )
         self.value = value
         self.name = name
         self.prefix = prefix if value.startswith(prefix) else ""
@@ -85,8 +95,16 @@ class Canary:
         self.plantings.canaries.append(self)
 
     @classmethod
-    def mint(cls, seed: str, name: str = "canary", *, prefix: str = PREFIX, pinned: bool = True,
-             plantings: Plantings | None = None, min_fragment: int = DEFAULT_MIN_FRAGMENT) -> Canary:
+    def mint(
+        cls,
+        seed: str,
+        name: str = "canary",
+        *,
+        prefix: str = PREFIX,
+        pinned: bool = True,
+        plantings: Plantings | None = None,
+        min_fragment: int = DEFAULT_MIN_FRAGMENT,
+    ) -> Canary:
         """A value derived from `seed` (a test's node id) and `name`; `pinned=False` draws a random one instead."""
         if pinned:
             number = int.from_bytes(hashlib.sha256(f"{seed}\0{name}".encode()).digest(), "big")
@@ -96,26 +114,39 @@ class Canary:
         for _ in range(_SECRET_LENGTH):
             number, digit = divmod(number, len(_ALPHABET))
             secret += _ALPHABET[digit]
-        return cls(prefix + secret, name=name, prefix=prefix, plantings=plantings, min_fragment=min_fragment,
-                   seed=seed, pinned=pinned)
+        return cls(
+            prefix + secret,
+            name=name,
+            prefix=prefix,
+            plantings=plantings,
+            min_fragment=min_fragment,
+            seed=seed,
+            pinned=pinned,
+        )
 
     def __call__(self, name: str, *, prefix: str = PREFIX, pinned: bool | None = None) -> Canary:
         """Another canary of the same test, named `name` (its value derived from the test and the name)."""
         if any(member.name == name for member in self.family):
             raise ConfigError(f"This test already has a canary named {name!r}; give each one its own name.")
-        sibling = Canary.mint(self._seed, name, prefix=prefix, pinned=self._pinned if pinned is None else pinned,
-                              plantings=self.plantings, min_fragment=self.min_fragment)
+        sibling = Canary.mint(
+            self._seed,
+            name,
+            prefix=prefix,
+            pinned=self._pinned if pinned is None else pinned,
+            plantings=self.plantings,
+            min_fragment=self.min_fragment,
+        )
         self.family.append(sibling)
         return sibling
 
     @property
     def secret(self) -> str:
         """The value without its public prefix (fragments of this part count as leaks)."""
-        return self.value[len(self.prefix):]
+        return self.value[len(self.prefix) :]
 
     @property
     def redacted(self) -> str:
-        return f"{self.value[:len(self.prefix) + 4]}…"
+        return f"{self.value[: len(self.prefix) + 4]}…"
 
     def __repr__(self) -> str:
         return f"<Canary {self.name}: {self.redacted}>"
@@ -138,8 +169,10 @@ class Canary:
         target = Path(path)
         if not target.is_absolute():
             if self.plantings.workspace is None:
-                raise ConfigError(f"plant_file({os.fspath(path)!r}): a relative path needs the agent's workspace.",
-                                  hint="Use the agent_session fixture in the same test, or pass an absolute path.")
+                raise ConfigError(
+                    f"plant_file({os.fspath(path)!r}): a relative path needs the agent's workspace.",
+                    hint="Use the agent_session fixture in the same test, or pass an absolute path.",
+                )
             target = self.plantings.workspace / target
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(self.text(template))
@@ -160,8 +193,9 @@ class Canary:
         Files the canary was planted in are allowed."""
         __tracebackhide__ = True
         allowed = [os.fspath(a) for a in allow]
-        leaks = [leak for leak, surface in _find_with_surfaces(self.family, sources)
-                 if not self._allowed(surface, allowed)]
+        leaks = [
+            leak for leak, surface in _find_with_surfaces(self.family, sources) if not self._allowed(surface, allowed)
+        ]
         if leaks:
             names = ", ".join(m.name for m in self.family)
             lines = [f"Canary {names} leaked to {len(leaks)} place(s):"]
@@ -175,8 +209,12 @@ class Canary:
             return False
         real = os.path.realpath(surface.path)
         return real in self.plantings.files or any(
-            real == os.path.realpath(a if os.path.isabs(a) or self.plantings.workspace is None
-                                     else self.plantings.workspace / a) for a in allowed)
+            real
+            == os.path.realpath(
+                a if os.path.isabs(a) or self.plantings.workspace is None else self.plantings.workspace / a
+            )
+            for a in allowed
+        )
 
 
 def find_leaks(value: str, data: str | bytes, *, min_fragment: int = DEFAULT_MIN_FRAGMENT) -> list[Leak]:
@@ -192,16 +230,23 @@ def find_all(canaries: list[Canary], *sources: Any) -> list[Leak]:
 
 def _find_with_surfaces(family: list[Canary], sources: tuple[Any, ...]) -> list[tuple[Leak, Surface]]:
     if not sources:
-        raise ConfigError("find()/assert_not_leaked() needs something to search: an agent_session, text, bytes or "
-                          "a Path.")
+        raise ConfigError(
+            "find()/assert_not_leaked() needs something to search: an agent_session, text, bytes or a Path."
+        )
     scanner = Scanner([(c.value, c.secret) for c in family], min_fragment=min(c.min_fragment for c in family))
     found: list[tuple[Leak, Surface]] = []
     for surface in surfaces_of(list(sources)):
         hits = scanner.scan(surface.data)
         for hit in hits:
             where = f"{surface.name}, {surface.locate(hit.start)}"
-            found.append((Leak(family[hit.canary].name, surface.kind, where, hit.encoding,
-                               _snippet(surface, hit, hits, family)), surface))
+            found.append(
+                (
+                    Leak(
+                        family[hit.canary].name, surface.kind, where, hit.encoding, _snippet(surface, hit, hits, family)
+                    ),
+                    surface,
+                )
+            )
     return found
 
 
@@ -216,7 +261,7 @@ def _snippet(surface: Surface, hit: Hit, hits: list[Hit], family: list[Canary]) 
         if other.start < cursor:
             cursor = max(cursor, other.end)
             continue
-        pieces.append(data[cursor:other.start].decode("utf-8", "replace"))
+        pieces.append(data[cursor : other.start].decode("utf-8", "replace"))
         pieces.append(f"«{family[other.canary].name} canary»")
         cursor = other.end
     pieces.append(data[cursor:end].decode("utf-8", "replace") if cursor < end else "")

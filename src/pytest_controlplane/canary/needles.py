@@ -64,7 +64,7 @@ def fragments(secret: str, min_length: int) -> list[bytes]:
     data = secret.encode().lower()
     if len(data) <= min_length:
         return []
-    return [data[i:i + min_length] for i in range(len(data) - min_length + 1)]
+    return [data[i : i + min_length] for i in range(len(data) - min_length + 1)]
 
 
 def needles_for(values: list[tuple[str, str]], min_fragment: int = DEFAULT_MIN_FRAGMENT) -> list[Needle]:
@@ -94,5 +94,5 @@ def _stable_cores(raw: bytes, group: int, encode: object) -> list[bytes]:
         start = (group - before) % group
         whole = (len(raw) - start) // group * group
         if whole >= group * 2:
-            cores.append(encode(raw[start:start + whole]))  # type: ignore[operator]
+            cores.append(encode(raw[start : start + whole]))  # type: ignore[operator]
     return cores

@@ -21,10 +21,39 @@ from .needles import ALNUM, DEFAULT_MIN_FRAGMENT, NOT_ALNUM, Needle, needles_for
 
 # Latin look-alikes from other scripts that NFKC leaves alone (the common ones of Unicode's confusables list).
 _LOOK_ALIKES = {
-    "а": "a", "в": "b", "е": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t",
-    "у": "y", "х": "x", "ѕ": "s", "і": "i", "ј": "j", "ԁ": "d", "ɡ": "g", "ԛ": "q", "ԝ": "w", "ı": "i",
-    "α": "a", "β": "b", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u",
-    "χ": "x", "ℓ": "l", "ⅰ": "i",
+    "а": "a",
+    "в": "b",
+    "е": "e",
+    "к": "k",
+    "м": "m",
+    "н": "h",
+    "о": "o",
+    "р": "p",
+    "с": "c",
+    "т": "t",
+    "у": "y",
+    "х": "x",
+    "ѕ": "s",
+    "і": "i",
+    "ј": "j",
+    "ԁ": "d",
+    "ɡ": "g",
+    "ԛ": "q",
+    "ԝ": "w",
+    "ı": "i",
+    "α": "a",
+    "β": "b",
+    "ε": "e",
+    "ι": "i",
+    "κ": "k",
+    "ν": "v",
+    "ο": "o",
+    "ρ": "p",
+    "τ": "t",
+    "υ": "u",
+    "χ": "x",
+    "ℓ": "l",
+    "ⅰ": "i",
 }
 _LOOK_ALIKES.update({k.upper(): v for k, v in _LOOK_ALIKES.items() if k.upper() != k})
 _FOLD = "pytest-controlplane-fold"
@@ -41,7 +70,7 @@ def _unescaped(code: bytes) -> bytes:
 
 
 def _fold(error: UnicodeError) -> tuple[str, int]:
-    return _folded(error.object[error.start:error.end]), error.end  # type: ignore[attr-defined]
+    return _folded(error.object[error.start : error.end]), error.end  # type: ignore[attr-defined]
 
 
 codecs.register_error(_FOLD, _fold)
@@ -71,16 +100,19 @@ class Scanner:
 
         self.values = values
         # A fragment is found as windows of `min_fragment` characters; a find is extended as far as the secret goes.
-        self._secrets = {"lower": [secret.encode().lower() for _, secret in values],
-                         "squeezed": [squeeze(secret.encode()) for _, secret in values]}
+        self._secrets = {
+            "lower": [secret.encode().lower() for _, secret in values],
+            "squeezed": [squeeze(secret.encode()) for _, secret in values],
+        }
         needles = needles_for(values, min_fragment)
         self._lower = [n for n in needles if n.view == "lower"]
         self._squeezed = [n for n in needles if n.view == "squeezed"]
         # Leftmost-longest: of the overlapping needles of one find (the value, its fragments) the longest wins.
         kind, dfa = MATCHKIND_LEFTMOST_LONGEST, Implementation.DFA  # a DFA scans ~2.5x faster than the NFA
         self._lower_search = BytesAhoCorasick([n.pattern for n in self._lower], matchkind=kind, implementation=dfa)
-        self._squeezed_search = BytesAhoCorasick([n.pattern for n in self._squeezed], matchkind=kind,
-                                                 implementation=dfa)
+        self._squeezed_search = BytesAhoCorasick(
+            [n.pattern for n in self._squeezed], matchkind=kind, implementation=dfa
+        )
 
     def scan(self, data: bytes) -> list[Hit]:
         """Every canary in `data`, overlapping finds of one canary merged into the most telling one."""
@@ -90,8 +122,13 @@ class Scanner:
             needle = self._lower[index]
             end = self._extended(needle, "lower", lower, start, end)
             hits.append((_rank(needle, "lower"), Hit(needle.canary, self._exact(needle, data[start:end]), start, end)))
-        decoding = (not data.isascii() or b"\\u" in lower or b"\\x" in lower or b"&#" in lower
-                    or (b"%" in lower and _PERCENT.search(lower)))
+        decoding = (
+            not data.isascii()
+            or b"\\u" in lower
+            or b"\\x" in lower
+            or b"&#" in lower
+            or (b"%" in lower and _PERCENT.search(lower))
+        )
         view = _decoded(lower) if decoding else _spaced(lower)
         squeezed = view.translate(None, NOT_ALNUM)
         found = self._squeezed_search.find_matches_as_indexes(squeezed)
@@ -103,18 +140,29 @@ class Scanner:
                 end = self._extended(needle, "squeezed", squeezed, start, end)
                 first, last = positions.original(start), positions.original(end - 1) + 1
                 if lines is None:
-                    hits.append((_rank(needle, "squeezed"), Hit(needle.canary, _separated(needle.encoding), first, last)))
+                    hits.append(
+                        (_rank(needle, "squeezed"), Hit(needle.canary, _separated(needle.encoding), first, last))
+                    )
                     continue
                 # Decoding moved the offsets: say which line(s), and whether the plain bytes hold it too.
                 begin, stop = lines.span(first, last)
-                if any(h.canary == needle.canary and begin <= h.start < stop for r, h in hits if r < _rank(needle,
-                                                                                                         "squeezed")):
+                if any(
+                    h.canary == needle.canary and begin <= h.start < stop
+                    for r, h in hits
+                    if r < _rank(needle, "squeezed")
+                ):
                     continue  # the exact view already found it on this line, with its place
-                plain = [self._squeezed[i] for i, _, _ in self._squeezed_search.find_matches_as_indexes(
-                    _spaced(lower[begin:stop]).translate(None, NOT_ALNUM)) if self._squeezed[i].canary == needle.canary]
+                plain = [
+                    self._squeezed[i]
+                    for i, _, _ in self._squeezed_search.find_matches_as_indexes(
+                        _spaced(lower[begin:stop]).translate(None, NOT_ALNUM)
+                    )
+                    if self._squeezed[i].canary == needle.canary
+                ]
                 if plain:
-                    hits.append((_rank(plain[0], "squeezed"), Hit(needle.canary, _separated(plain[0].encoding), begin,
-                                                                  stop)))
+                    hits.append(
+                        (_rank(plain[0], "squeezed"), Hit(needle.canary, _separated(plain[0].encoding), begin, stop))
+                    )
                 else:
                     hits.append((_rank(needle, "unicode"), Hit(needle.canary, _unicode(needle.encoding), begin, stop)))
         return _merge(hits)
@@ -230,14 +278,14 @@ class _SqueezeMap:
 
     def __init__(self, lower: bytes) -> None:
         self.lower = lower
-        counts = (len(lower[i:i + _CHUNK].translate(None, NOT_ALNUM)) for i in range(0, len(lower), _CHUNK))
+        counts = (len(lower[i : i + _CHUNK].translate(None, NOT_ALNUM)) for i in range(0, len(lower), _CHUNK))
         self.before = list(itertools.accumulate(counts, initial=0))
 
     def original(self, kept: int) -> int:
         chunk = bisect.bisect_right(self.before, kept) - 1
         remaining = kept - self.before[chunk]
         base = chunk * _CHUNK
-        for position, byte in enumerate(self.lower[base:base + _CHUNK]):
+        for position, byte in enumerate(self.lower[base : base + _CHUNK]):
             if byte in ALNUM:
                 if remaining == 0:
                     return base + position

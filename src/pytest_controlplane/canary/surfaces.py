@@ -20,8 +20,19 @@ from typing import Any
 
 from ..errors import ConfigError
 
-KINDS = ("request", "request headers", "response", "sdk message", "transcript", "session store", "file", "stdout",
-         "stderr", "cassette", "text")
+KINDS = (
+    "request",
+    "request headers",
+    "response",
+    "sdk message",
+    "transcript",
+    "session store",
+    "file",
+    "stdout",
+    "stderr",
+    "cassette",
+    "text",
+)
 
 
 @dataclass
@@ -48,8 +59,9 @@ class Surface:
         return cls(kind, name, b"\n".join(parts), fields=fields)
 
     @classmethod
-    def from_file(cls, kind: str, path: str | os.PathLike[str], shown: str | None = None,
-                  data: bytes | None = None) -> Surface | None:
+    def from_file(
+        cls, kind: str, path: str | os.PathLike[str], shown: str | None = None, data: bytes | None = None
+    ) -> Surface | None:
         if data is None:
             try:
                 data = Path(path).read_bytes()
@@ -101,8 +113,10 @@ def surfaces_of(source: Any) -> Iterator[Surface]:
     elif hasattr(source, "gateway") and hasattr(source, "effects"):
         yield from _session_surfaces(source)
     else:
-        raise ConfigError(f"Cannot scan {type(source).__name__}.",
-                          hint="Pass an agent_session, text, bytes, a Path or a list of them.")
+        raise ConfigError(
+            f"Cannot scan {type(source).__name__}.",
+            hint="Pass an agent_session, text, bytes, a Path or a list of them.",
+        )
 
 
 def exchange_surfaces(index: int, exchange: Any) -> Iterator[Surface]:

@@ -46,18 +46,33 @@ def check(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
         for number, interaction in enumerate(cassette.interactions):
             for header in interaction.headers:
                 if header.lower() in SCRUBBED_REQUEST_HEADERS - {"host"}:
-                    findings.append({"file": str(path), "problem": "unscrubbed request header",
-                                     "detail": f"interaction {number}: {header}"})
+                    findings.append(
+                        {
+                            "file": str(path),
+                            "problem": "unscrubbed request header",
+                            "detail": f"interaction {number}: {header}",
+                        }
+                    )
             for header in interaction.response.get("headers", {}):
                 if header.lower() in SCRUBBED_RESPONSE_HEADERS:
-                    findings.append({"file": str(path), "problem": "unscrubbed response header",
-                                     "detail": f"interaction {number}: {header}"})
+                    findings.append(
+                        {
+                            "file": str(path),
+                            "problem": "unscrubbed response header",
+                            "detail": f"interaction {number}: {header}",
+                        }
+                    )
         text = path.read_text(encoding="utf-8", errors="replace")
         for what, pattern in SECRET_PATTERNS.items():
             for match in pattern.finditer(text):
                 line = text.count("\n", 0, match.start()) + 1
-                findings.append({"file": str(path), "problem": "secret-looking value",
-                                 "detail": f"line {line}: {what} ({match.group()[:10]}…)"})
+                findings.append(
+                    {
+                        "file": str(path),
+                        "problem": "secret-looking value",
+                        "detail": f"line {line}: {what} ({match.group()[:10]}…)",
+                    }
+                )
         version = cassette.provenance.get("claude_cli_version")
         if version:
             versions.setdefault(str(version), []).append(str(path))
@@ -89,8 +104,14 @@ def stats(paths: Iterable[str | Path]) -> dict[str, Any]:
             match = re.search(rb'"model"\s*:\s*"([^"]+)"', interaction.body)
             if match:
                 models[match.group(1).decode()] += 1
-    return {"files": files, "interactions": interactions, "bytes": size, "models": dict(models),
-            "cli_versions": dict(versions), "sources": dict(sources)}
+    return {
+        "files": files,
+        "interactions": interactions,
+        "bytes": size,
+        "models": dict(models),
+        "cli_versions": dict(versions),
+        "sources": dict(sources),
+    }
 
 
 def unused(cassette_dir: str | Path, used: Iterable[str | Path]) -> list[Path]:
@@ -103,14 +124,22 @@ def unused(cassette_dir: str | Path, used: Iterable[str | Path]) -> list[Path]:
 def collected(cassette_dir: str | Path, tests: Iterable[str] = (), python: str = sys.executable) -> set[Path]:
     """The cassettes the tests pytest collects would use, by the naming rule <dir>/<test module path>/<test
     name>.yaml (cassettes named in markers are not seen)."""
-    run = subprocess.run([python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *tests],
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *tests],
+        capture_output=True,
+        text=True,
+    )
     if run.returncode not in (0, 5):
-        raise CassetteError(f"pytest --collect-only failed, so the cassettes its tests use are unknown:\n"
-                            f"{run.stdout[-2000:]}{run.stderr[-2000:]}", path=cassette_dir,
-                            hint="Fix what stops collection (above), then run prune again.")
+        raise CassetteError(
+            f"pytest --collect-only failed, so the cassettes its tests use are unknown:\n"
+            f"{run.stdout[-2000:]}{run.stderr[-2000:]}",
+            path=cassette_dir,
+            hint="Fix what stops collection (above), then run prune again.",
+        )
     from ..config import cassette_name
 
     root = Path(cassette_dir)
-    return {root / cassette_name(module, name.split("::")[-1])
-            for module, _, name in (line.partition("::") for line in run.stdout.splitlines() if "::" in line)}
+    return {
+        root / cassette_name(module, name.split("::")[-1])
+        for module, _, name in (line.partition("::") for line in run.stdout.splitlines() if "::" in line)
+    }

@@ -67,11 +67,29 @@ def _with_mark(value: dict[str, Any], mark: Any, place: int | None) -> dict[str,
 class JsonBody:
     """One Messages API body: its key order, other fields, messages without marks, and the marks."""
 
-    __slots__ = ("order", "fields", "encoded", "messages", "encoded_messages", "marks", "_base", "_cut", "_states",
-                 "_digest")
+    __slots__ = (
+        "order",
+        "fields",
+        "encoded",
+        "messages",
+        "encoded_messages",
+        "marks",
+        "_base",
+        "_cut",
+        "_states",
+        "_digest",
+    )
 
-    def __init__(self, order: list[str], fields: dict[str, Any], messages: list[Any], marks: list[list[Any]],
-                 *, encoded: dict[str, bytes] | None = None, encoded_messages: list[bytes] | None = None) -> None:
+    def __init__(
+        self,
+        order: list[str],
+        fields: dict[str, Any],
+        messages: list[Any],
+        marks: list[list[Any]],
+        *,
+        encoded: dict[str, bytes] | None = None,
+        encoded_messages: list[bytes] | None = None,
+    ) -> None:
         self.order = order
         self.fields = fields
         self.encoded = encoded if encoded is not None else {k: _field(k, v) for k, v in fields.items()}
@@ -106,7 +124,9 @@ class JsonBody:
         listed = next(value for key, value, _ in members if key == MESSAGES)
         messages, marks = strip([value for value, _ in listed])
         marked = {mark[0] for mark in marks}
-        encoded_messages = [dumps(messages[n]) if n in marked else piece.encode() for n, (_, piece) in enumerate(listed)]
+        encoded_messages = [
+            dumps(messages[n]) if n in marked else piece.encode() for n, (_, piece) in enumerate(listed)
+        ]
         return cls(order, fields, messages, marks, encoded=encoded, encoded_messages=encoded_messages)
 
     @classmethod
@@ -114,15 +134,29 @@ class JsonBody:
         messages, marks = strip(value[MESSAGES])
         return cls(list(value), {k: v for k, v in value.items() if k != MESSAGES}, messages, marks)
 
-    def derive(self, *, order: list[str], set_fields: dict[str, Any], drop: list[str], keep: int,
-               messages: list[Any], marks: list[list[Any]]) -> JsonBody:
+    def derive(
+        self,
+        *,
+        order: list[str],
+        set_fields: dict[str, Any],
+        drop: list[str],
+        keep: int,
+        messages: list[Any],
+        marks: list[list[Any]],
+    ) -> JsonBody:
         """A body made of this one's first `keep` messages and fields, changed as told (what a delta stores)."""
         fields = {k: v for k, v in self.fields.items() if k not in drop}
         fields.update(set_fields)
         encoded = {k: v for k, v in self.encoded.items() if k not in drop}
         encoded.update((k, _field(k, v)) for k, v in set_fields.items())
-        body = JsonBody(order, fields, self.messages[:keep] + messages, marks, encoded=encoded,
-                        encoded_messages=self.encoded_messages[:keep] + [dumps(m) for m in messages])
+        body = JsonBody(
+            order,
+            fields,
+            self.messages[:keep] + messages,
+            marks,
+            encoded=encoded,
+            encoded_messages=self.encoded_messages[:keep] + [dumps(m) for m in messages],
+        )
         body._base, body._cut = (self, keep), self._cut
         return body
 
@@ -147,7 +181,7 @@ class JsonBody:
         if self._digest is None:
             final = self._key_states()[-1].copy()
             position = self.order.index(MESSAGES)
-            tail = [part for part in map(self._cut_field, self.order[position + 1:]) if part]
+            tail = [part for part in map(self._cut_field, self.order[position + 1 :]) if part]
             final.update(b"]" + b"".join(b"," + part for part in tail) + b"}")
             self._digest = final.digest()
         return self._digest
@@ -179,10 +213,10 @@ class JsonBody:
                 continue
             base = body._base
             if base is not None and base[0]._states is not None and base[0]._head_parts() == body._head_parts():
-                states = base[0]._states[:base[1] + 1]
+                states = base[0]._states[: base[1] + 1]
             else:
                 state = hashlib.sha256()
-                head = [part for part in map(body._cut_field, body.order[:body.order.index(MESSAGES)]) if part]
+                head = [part for part in map(body._cut_field, body.order[: body.order.index(MESSAGES)]) if part]
                 state.update(b"{" + b",".join(head) + (b"," if head else b"") + b'"messages":[')
                 states = [state]
             for number in range(len(states) - 1, len(body.messages)):
@@ -194,7 +228,7 @@ class JsonBody:
         return self._states  # type: ignore[return-value]
 
     def _head_parts(self) -> list[bytes]:
-        return [self.encoded[k] for k in self.order[:self.order.index(MESSAGES)]]
+        return [self.encoded[k] for k in self.order[: self.order.index(MESSAGES)]]
 
     def _cut_field(self, key: str) -> bytes:
         """A field's encoding, cut (a field cut to nothing, the metadata, goes with its comma)."""
@@ -249,7 +283,7 @@ def _members(text: str) -> list[tuple[str, Any, Any]] | None:
         if text[position] != ",":
             raise ValueError("',' or '}' was expected")
         position = _SPACE.match(text, position + 1).end()
-    if text[position + 1:].strip(" \t\n\r"):
+    if text[position + 1 :].strip(" \t\n\r"):
         raise ValueError("text after the JSON object")
     keys = [key for key, _, _ in members]
     return members if MESSAGES in keys and len(set(keys)) == len(keys) else None

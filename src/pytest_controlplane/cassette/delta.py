@@ -35,8 +35,11 @@ def encode(bodies: list[bytes | JsonBody]) -> list[bytes]:
     previous: tuple[JsonBody, int] | None = None
     for index, source in enumerate(bodies):
         raw = source if isinstance(source, bytes) else None
-        body = source if isinstance(source, JsonBody) else (
-            None if source.startswith(_DELTA_START) else JsonBody.parse(source))
+        body = (
+            source
+            if isinstance(source, JsonBody)
+            else (None if source.startswith(_DELTA_START) else JsonBody.parse(source))
+        )
         if body is None:
             stored.append(source)  # type: ignore[arg-type]
             continue
@@ -70,8 +73,10 @@ def decode(stored: list[bytes]) -> list[bytes | JsonBody]:
                 parsed[base_index] = JsonBody.parse(base)  # type: ignore[index]
             base = parsed[base_index]  # type: ignore[index]
         if not isinstance(base, JsonBody):
-            raise ValueError(f"interaction {index} is stored as a delta of interaction {base_index}, which is not "
-                             "an earlier Messages API body")
+            raise ValueError(
+                f"interaction {index} is stored as a delta of interaction {base_index}, which is not "
+                "an earlier Messages API body"
+            )
         try:
             bodies.append(_rebuild(delta, base))
         except (KeyError, TypeError, IndexError, ValueError, AttributeError) as error:
@@ -95,9 +100,13 @@ def _delta(base: JsonBody, new: JsonBody, base_index: int) -> dict[str, Any]:
         if old != current:
             break
         keep += 1
-    delta: dict[str, Any] = {DELTA_KEY: DELTA_FORMAT, "base": base_index,
-                             "set": {k: v for k, v in new.fields.items() if base.encoded.get(k) != new.encoded[k]},
-                             "keep": keep, "messages": new.messages[keep:]}
+    delta: dict[str, Any] = {
+        DELTA_KEY: DELTA_FORMAT,
+        "base": base_index,
+        "set": {k: v for k, v in new.fields.items() if base.encoded.get(k) != new.encoded[k]},
+        "keep": keep,
+        "messages": new.messages[keep:],
+    }
     if new.marks:
         delta["cache_control"] = new.marks
     dropped = [k for k in base.order if k not in new.order]
@@ -115,14 +124,19 @@ def _rebuild(delta: dict[str, Any], base: JsonBody) -> JsonBody:
     messages = delta["messages"]
     if not 0 <= keep <= len(base.messages) or not isinstance(messages, list):
         raise ValueError(f"keep={keep} of a base with {len(base.messages)} messages")
-    order = list(delta.get("order") or ([k for k in base.order if k not in dropped]
-                                        + [k for k in set_fields if k not in base.order]))
+    order = list(
+        delta.get("order")
+        or ([k for k in base.order if k not in dropped] + [k for k in set_fields if k not in base.order])
+    )
     if sorted(order) != sorted({*base.fields, *set_fields, "messages"} - set(dropped)):
         raise ValueError(f"key order {order} does not name the body's keys")
     marks = [list(mark) for mark in delta.get("cache_control", [])]
     count = keep + len(messages)
     for message_index, block_index, *_ in marks:
-        if not 0 <= message_index < count or block_index is not None and not (
-                0 <= block_index < len((base.messages[:keep] + messages)[message_index]["content"])):
+        if (
+            not 0 <= message_index < count
+            or block_index is not None
+            and not (0 <= block_index < len((base.messages[:keep] + messages)[message_index]["content"]))
+        ):
             raise IndexError(f"a cache mark on message {message_index}, block {block_index}")
     return base.derive(order=order, set_fields=set_fields, drop=dropped, keep=keep, messages=messages, marks=marks)

@@ -36,15 +36,20 @@ def read(data: Any) -> tuple[list[tuple[str, str, bytes, dict[str, list[str]], d
     interactions = []
     for number, item in enumerate(data["interactions"]):
         where = f"interaction {number}"
-        if not isinstance(item, dict) or not isinstance(item.get("request"), dict) \
-                or not isinstance(item.get("response"), dict):
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("request"), dict)
+            or not isinstance(item.get("response"), dict)
+        ):
             raise UnknownShape(f"{where} is not a mapping with `request` and `response`")
         request = item["request"]
         for key in ("method", "uri"):
             if not isinstance(request.get(key), str):
                 raise UnknownShape(f"{where}: the request has no `{key}`")
-        headers = {str(k): [str(x) for x in v] if isinstance(v, list) else [str(v)]
-                   for k, v in (request.get("headers") or {}).items()}
+        headers = {
+            str(k): [str(x) for x in v] if isinstance(v, list) else [str(v)]
+            for k, v in (request.get("headers") or {}).items()
+        }
         body = _body(request, f"{where}: the request")
         interactions.append((request["method"], request["uri"], body, headers, _response(item["response"], where)))
     metadata = data.get("metadata")
@@ -64,8 +69,11 @@ def _response(response: dict[str, Any], where: str) -> dict[str, Any]:
     if "body" not in response and "parsed_body" not in response:
         raise UnknownShape(f"{where}: the response has no `body` (nor `parsed_body`)")
     body = _body(response, f"{where}: the response", response_body=True)
-    return {"status": {"code": status["code"], "message": str(status.get("message") or "")},
-            "headers": headers, "body": {"string": body}}
+    return {
+        "status": {"code": status["code"], "message": str(status.get("message") or "")},
+        "headers": headers,
+        "body": {"string": body},
+    }
 
 
 def _body(part: dict[str, Any], where: str, *, response_body: bool = False) -> bytes:
@@ -93,16 +101,25 @@ def _body(part: dict[str, Any], where: str, *, response_body: bool = False) -> b
         if kind == "none":
             return b""
         raise UnknownShape(f"{where} body has type {kind!r} (known: json, text, binary, none)")
-    raise UnknownShape(f"{where} body is a {type(body).__name__} with keys {sorted(body)[:6] if isinstance(body, dict) else ''}"
-                       " (known: a string, !!binary, {string: ...}, {base64_string: ...}, parsed_body, "
-                       "{type, content})")
+    raise UnknownShape(
+        f"{where} body is a {type(body).__name__} with keys {sorted(body)[:6] if isinstance(body, dict) else ''}"
+        " (known: a string, !!binary, {string: ...}, {base64_string: ...}, parsed_body, "
+        "{type, content})"
+    )
 
 
 def _json_or_events(value: Any) -> bytes:
     """A body kept as data: a JSON value, or an event stream kept as a list of {event, data} events."""
     if isinstance(value, list) and value and all(isinstance(e, dict) and "data" in e for e in value):
-        return encode_sse([SseEvent(e.get("event"), e["data"] if isinstance(e["data"], str)
-                                    else json.dumps(e["data"], separators=(",", ":"))) for e in value])
+        return encode_sse(
+            [
+                SseEvent(
+                    e.get("event"),
+                    e["data"] if isinstance(e["data"], str) else json.dumps(e["data"], separators=(",", ":")),
+                )
+                for e in value
+            ]
+        )
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 

@@ -30,9 +30,17 @@ _MARKS = (
     (b'"cache_control":', re.compile(rb'"cache_control":\{[^{}]{0,400}\}'), b""),
     (b'"metadata":', re.compile(rb'"metadata":\{[^{}]{0,400}\}'), b""),
 )
-_CUTS = tuple((marker.encode(), re.compile(pattern.encode()),
-               replacement.encode() if isinstance(replacement, str) else replacement)
-              for marker, pattern, replacement in VARYING_SOURCES) + _MARKS
+_CUTS = (
+    tuple(
+        (
+            marker.encode(),
+            re.compile(pattern.encode()),
+            replacement.encode() if isinstance(replacement, str) else replacement,
+        )
+        for marker, pattern, replacement in VARYING_SOURCES
+    )
+    + _MARKS
+)
 LONGEST_CUT = 450  # no pattern above matches more bytes than this
 
 
@@ -41,8 +49,9 @@ def _markers() -> Any:
     from ahocorasick_rs import MATCHKIND_LEFTMOST_FIRST, BytesAhoCorasick, Implementation
 
     # One pass for all markers (a DFA with a SIMD prefilter: ~15 GB/s, where five bytes.find take ~0.9 ms per MB).
-    return BytesAhoCorasick([marker for marker, _, _ in _CUTS], matchkind=MATCHKIND_LEFTMOST_FIRST,
-                            implementation=Implementation.DFA)
+    return BytesAhoCorasick(
+        [marker for marker, _, _ in _CUTS], matchkind=MATCHKIND_LEFTMOST_FIRST, implementation=Implementation.DFA
+    )
 
 
 def _found(data: bytes, start: int = 0) -> list[tuple[int, int]]:
@@ -63,9 +72,9 @@ def _cuts(data: bytes, found: list[tuple[int, int]], start: int = 0) -> Iterator
             continue
         begin, end = match.span()
         if replacement == b"":  # a key and its value go with one comma, as if the key had never been there
-            if begin > position and data[begin - 1:begin] == b",":
+            if begin > position and data[begin - 1 : begin] == b",":
                 begin -= 1
-            elif data[end:end + 1] == b",":
+            elif data[end : end + 1] == b",":
                 end += 1
         yield begin, end, match.group(replacement) if isinstance(replacement, int) else replacement
         position = end
@@ -108,14 +117,15 @@ class ConversationKeys:
         for old, old_offsets, old_states in reversed(earlier):
             index = self._shared(body, old, old_offsets)
             if old_offsets[index] > offsets[-1]:
-                offsets, states = old_offsets[:index + 1], old_states[:index + 1]
+                offsets, states = old_offsets[: index + 1], old_states[: index + 1]
                 if 2 * offsets[-1] >= len(body):
                     break
         start, state = offsets[-1], states[-1].copy()
         found = _found(body, start)
         starts = [offset for _, offset in found]
-        wanted = [o for o in range(start + self.SPACING, len(body) - self.MARGIN, self.SPACING)
-                  if self._clear(starts, o)]
+        wanted = [
+            o for o in range(start + self.SPACING, len(body) - self.MARGIN, self.SPACING) if self._clear(starts, o)
+        ]
         view, position = memoryview(body), start
         for begin, end, replacement in [*_cuts(body, found, start), (len(body), len(body), b"")]:
             while wanted and wanted[0] <= begin:
@@ -128,7 +138,7 @@ class ConversationKeys:
             state.update(replacement)
             position = end
         earlier.append((body, offsets, states))
-        del earlier[:-self.KEPT]
+        del earlier[: -self.KEPT]
         return method, route, state.digest()
 
     def _clear(self, starts: list[int], offset: int) -> bool:

@@ -18,8 +18,10 @@ VARYING_SOURCES: tuple[tuple[str, str, str | int], ...] = (
     ("OS Version: ", r'OS Version: [^\n\\"]{0,200}', "OS Version: {{os}}"),
     ("cc_version=", r"(cc_version=[0-9.]{1,40})\.[0-9a-f]{1,40}", 1),
 )
-_VARYING_TEXT = [(re.compile(pattern), replacement if isinstance(replacement, str) else rf"\{replacement}")
-                 for _, pattern, replacement in VARYING_SOURCES]
+_VARYING_TEXT = [
+    (re.compile(pattern), replacement if isinstance(replacement, str) else rf"\{replacement}")
+    for _, pattern, replacement in VARYING_SOURCES
+]
 _DROPPED_KEYS = frozenset({"metadata", "cache_control"})
 
 

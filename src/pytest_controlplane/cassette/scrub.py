@@ -18,8 +18,11 @@ _DROPPED_RESPONSE = SCRUBBED_RESPONSE_HEADERS | HOP_BY_HOP
 
 def request_headers(headers: Mapping[str, str]) -> dict[str, list[str]]:
     # x-stainless-*: the SDK's telemetry (OS, arch, runtime, retry count), machine-specific and never matched.
-    return {k: [v] for k, v in headers.items()
-            if k.lower() not in _DROPPED_REQUEST and not k.lower().startswith("x-stainless-")}
+    return {
+        k: [v]
+        for k, v in headers.items()
+        if k.lower() not in _DROPPED_REQUEST and not k.lower().startswith("x-stainless-")
+    }
 
 
 def response_headers(headers: Mapping[str, Any]) -> dict[str, list[str]]:

@@ -82,8 +82,7 @@ class Cassette:
         path = Path(path)
         if not path.is_file():
             raise CassetteNotFound(f"Cassette {path} does not exist.", path=path)
-        fix = (f"Restore it (`git checkout -- {path}`), or delete it and record it again with "
-               "`--agent-mode=record`.")
+        fix = f"Restore it (`git checkout -- {path}`), or delete it and record it again with `--agent-mode=record`."
         try:
             text = path.read_text(encoding="utf-8")
             if not text.strip():
@@ -91,15 +90,17 @@ class Cassette:
             data = json.loads(text) if _is_json(path, text) else _yaml().deserialize(text)
         except Exception as error:  # yaml, json, unicode: all mean the same to the user
             raise CassetteCorrupt(
-                f"Cassette {path} cannot be loaded: {type(error).__name__}: {error}".rstrip(),
-                path=path, hint=fix) from error
+                f"Cassette {path} cannot be loaded: {type(error).__name__}: {error}".rstrip(), path=path, hint=fix
+            ) from error
         try:
             read, metadata = formats.read(data)
             bodies = delta.decode([body for _, _, body, _, _ in read])
         except ValueError as error:  # formats.UnknownShape, a damaged delta
             raise CassetteCorrupt(f"Cassette {path} cannot be loaded: {error}.", path=path, hint=fix) from error
-        interactions = [Interaction(method, uri, body, headers, response)
-                        for (method, uri, _, headers, response), body in zip(read, bodies, strict=True)]
+        interactions = [
+            Interaction(method, uri, body, headers, response)
+            for (method, uri, _, headers, response), body in zip(read, bodies, strict=True)
+        ]
         return cls(path, interactions, metadata)
 
     @property
@@ -139,8 +140,14 @@ class Cassette:
         if not self.interactions:
             return None, ""
         bodies = {p: i.body for p, i in enumerate(self.interactions) if i.route == route}
-        ranked = sorted(bodies, key=lambda p: (-_shared_prefix(body, bodies[p]), abs(len(bodies[p]) - len(body)),
-                                               self.interactions[p].plays != 0))
+        ranked = sorted(
+            bodies,
+            key=lambda p: (
+                -_shared_prefix(body, bodies[p]),
+                abs(len(bodies[p]) - len(body)),
+                self.interactions[p].plays != 0,
+            ),
+        )
         wanted = pretty(body).splitlines()
         best, best_ratio, recorded = 0, -1.0, None
         for position in ranked[:4]:
@@ -151,8 +158,9 @@ class Cassette:
                 best, best_ratio, recorded = position, ratio, lines
         if recorded is None:  # nothing recorded on this path: show the first interaction
             recorded = pretty(self.interactions[0].body).splitlines()
-        diff = difflib.unified_diff(recorded, wanted, f"recorded interaction #{best}", "request sent now",
-                                    lineterm="", n=2)
+        diff = difflib.unified_diff(
+            recorded, wanted, f"recorded interaction #{best}", "request sent now", lineterm="", n=2
+        )
         return best, "\n".join(diff)
 
     # --- writing -------------------------------------------------------------------------------
@@ -173,8 +181,10 @@ class Cassette:
 
         # Bodies are stored as deltas of earlier ones where that is smaller (see cassette.delta): linear size.
         bodies = delta.encode([i.stored_body for i in self.interactions])
-        requests = [Request(i.method, i.uri, body, {k: v[0] if len(v) == 1 else v for k, v in i.headers.items()})
-                    for i, body in zip(self.interactions, bodies, strict=True)]
+        requests = [
+            Request(i.method, i.uri, body, {k: v[0] if len(v) == 1 else v for k, v in i.headers.items()})
+            for i, body in zip(self.interactions, bodies, strict=True)
+        ]
         data = {"requests": requests, "responses": [i.response for i in self.interactions]}
         if self.metadata:
             data["metadata"] = self.metadata

@@ -52,8 +52,13 @@ def compare(before: Snapshot, after: Snapshot) -> list[Change]:
 def _compare_entry(path: str, old: Entry, new: Entry) -> Change | None:
     mode = f"mode {old.mode:04o} → {new.mode:04o}" if old.mode != new.mode else ""
     if old.kind != new.kind:
-        return Change(path, "replaced", old, new, f"{_name(old.kind)} → {_name(new.kind)}"
-                                                 + (f" → {new.target}" if new.kind == "symlink" else ""))
+        return Change(
+            path,
+            "replaced",
+            old,
+            new,
+            f"{_name(old.kind)} → {_name(new.kind)}" + (f" → {new.target}" if new.kind == "symlink" else ""),
+        )
     if old.kind == "file":
         if old.digest != new.digest:
             detail = f"content changed, {old.size} → {new.size} bytes"

@@ -31,8 +31,16 @@ __tracebackhide__ = ours  # our errors show without our frames
 
 # Inside the agent's config dir these are instructions to the agent, not its own bookkeeping:
 # an agent that writes them is changing its own rules.
-_CONTROL_FILES = ("settings.json", "settings.local.json", "CLAUDE.md", "agents", "commands", "skills", "hooks",
-                  "output-styles")
+_CONTROL_FILES = (
+    "settings.json",
+    "settings.local.json",
+    "CLAUDE.md",
+    "agents",
+    "commands",
+    "skills",
+    "hooks",
+    "output-styles",
+)
 _SHOWN_DIFF_LINES = 30
 
 
@@ -62,18 +70,24 @@ class _Run:
 class Effects:
     """Snapshots around each agent run, the changes between them, and assertions over those changes."""
 
-    def __init__(self, workspace: str | os.PathLike[str], *roots: str | os.PathLike[str],
-                 home: str | os.PathLike[str] | None = None,
-                 places: dict[str, str | os.PathLike[str]] | None = None,
-                 bookkeeping: Callable[[str], bool] | None = None, secrets: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str],
+        *roots: str | os.PathLike[str],
+        home: str | os.PathLike[str] | None = None,
+        places: dict[str, str | os.PathLike[str]] | None = None,
+        bookkeeping: Callable[[str], bool] | None = None,
+        secrets: list[str] | None = None,
+    ) -> None:
         """`workspace` and `roots` are snapshotted; `places` names other roots for reports ({"~": home, ...});
         `bookkeeping(path)` says which changes are the agent's own state rather than effects of its tools;
         `secrets` are never shown in a report (a list shared with the test's canaries)."""
         self.workspace = absolute(workspace)
         self.home = absolute(home) if home is not None else self.workspace
         self._places = {label: absolute(path) for label, path in (places or {}).items()}
-        self._roots: list[str] = list(dict.fromkeys([self.workspace, *(absolute(r) for r in roots),
-                                                     *self._places.values()]))
+        self._roots: list[str] = list(
+            dict.fromkeys([self.workspace, *(absolute(r) for r in roots), *self._places.values()])
+        )
         self._is_bookkeeping = bookkeeping or (lambda path: False)
         self.contents = Contents()
         self.changes: list[Change] = []
@@ -89,15 +103,20 @@ class Effects:
 
         def bookkeeping(path: str) -> bool:
             if under(path, config):
-                first = path[len(config):].lstrip("/").split("/", 1)[0]
+                first = path[len(config) :].lstrip("/").split("/", 1)[0]
                 return first not in _CONTROL_FILES
             if under(path, tmp) and path != tmp:
-                first = path[len(tmp):].lstrip("/").split("/", 1)[0]
+                first = path[len(tmp) :].lstrip("/").split("/", 1)[0]
                 return first == "cc-socks" or first.startswith("claude-")  # the Claude Code CLI's sockets, task dirs
             return under(path, sessions)  # a LoopAgent's session store
 
-        return cls(world.workspace, home=world.home, bookkeeping=bookkeeping, secrets=secrets,
-                   places={"~": world.home, "$TMPDIR": world.tmp, "$CLAUDE_CONFIG_DIR": world.config_dir})
+        return cls(
+            world.workspace,
+            home=world.home,
+            bookkeeping=bookkeeping,
+            secrets=secrets,
+            places={"~": world.home, "$TMPDIR": world.tmp, "$CLAUDE_CONFIG_DIR": world.config_dir},
+        )
 
     # --- what is watched -----------------------------------------------------------------------
 
@@ -170,8 +189,9 @@ class Effects:
     def _snap(self, run: _Run) -> Snapshot:
         return snapshot(*run.roots, contents=self.contents)
 
-    def _attribute(self, before: _Checkpoint, after: _Checkpoint, calls: dict[Any, tuple[Any, int]],
-                   asked: dict[int, list[str]]) -> tuple[tuple[Any, ...], str]:
+    def _attribute(
+        self, before: _Checkpoint, after: _Checkpoint, calls: dict[Any, tuple[Any, int]], asked: dict[int, list[str]]
+    ) -> tuple[tuple[Any, ...], str]:
         if before.kind == "pre":
             call = self._call(before.ref, before.call, calls)
             return (call[0],), _label(*call)
@@ -194,8 +214,9 @@ class Effects:
         return (), "the run"
 
     @staticmethod
-    def _call(tool_use_id: Any, seen: tuple[str, dict[str, Any]] | None,
-              calls: dict[Any, tuple[Any, int]]) -> tuple[Any, int | None]:
+    def _call(
+        tool_use_id: Any, seen: tuple[str, dict[str, Any]] | None, calls: dict[Any, tuple[Any, int]]
+    ) -> tuple[Any, int | None]:
         if tool_use_id in calls:
             return calls[tool_use_id]
         from ..agents.outcome import ToolCall
@@ -257,13 +278,24 @@ class Effects:
         __tracebackhide__ = True
         allowed = [normalise(os.fspath(p), workspace=self.workspace, home=self.home) for p in paths]
         self._require_runs()
-        unexpected = [c for c in self.diff if not any(under(c.path, a) for a in allowed)
-                      and not (c.kind == "created" and c.after is not None and c.after.kind == "dir"
-                               and any(under(a, c.path) for a in allowed))]
+        unexpected = [
+            c
+            for c in self.diff
+            if not any(under(c.path, a) for a in allowed)
+            and not (
+                c.kind == "created"
+                and c.after is not None
+                and c.after.kind == "dir"
+                and any(under(a, c.path) for a in allowed)
+            )
+        ]
         if unexpected:
-            raise EffectViolation(self._redact(
-                f"The agent changed {len(unexpected)} path(s) besides {', '.join(self.show(a) for a in allowed)}:\n"
-                + "\n".join(self.describe(c) for c in unexpected)))
+            raise EffectViolation(
+                self._redact(
+                    f"The agent changed {len(unexpected)} path(s) besides {', '.join(self.show(a) for a in allowed)}:\n"
+                    + "\n".join(self.describe(c) for c in unexpected)
+                )
+            )
 
     def assert_unchanged_outside(self, *inside: str | os.PathLike[str]) -> None:
         """Fail if the agent changed anything outside `inside` (default: the workspace) — HOME, TMPDIR, sentinels."""
@@ -272,9 +304,12 @@ class Effects:
         self._require_runs()
         outside = [c for c in self.diff if not any(under(c.path, k) for k in keep)]
         if outside:
-            raise EffectViolation(self._redact(
-                f"The agent changed {len(outside)} path(s) outside {', '.join(self.show(k) for k in keep)}:\n"
-                + "\n".join(self.describe(c) for c in outside)))
+            raise EffectViolation(
+                self._redact(
+                    f"The agent changed {len(outside)} path(s) outside {', '.join(self.show(k) for k in keep)}:\n"
+                    + "\n".join(self.describe(c) for c in outside)
+                )
+            )
 
     def __contains__(self, path: object) -> bool:
         """`".env" in effects`: whether it was written under any name (pytest explains `assert x not in effects`)."""
@@ -290,8 +325,12 @@ class Effects:
         # One write (or chmod) to an inode shared by hardlinks shows under each name: report it once.
         writes: dict[tuple[Any, ...], list[tuple[Change, str]]] = {}
         for change, route in found:
-            same_write = change.kind in ("modified", "mode_changed") and change.before and change.after \
+            same_write = (
+                change.kind in ("modified", "mode_changed")
+                and change.before
+                and change.after
                 and change.before.inode == change.after.inode
+            )
             key = (change.run, change.during, change.after.inode, change.after.digest) if same_write else (id(change),)
             group = writes.setdefault(key, [])
             # The file's own name leads its group; its hardlinks follow.
@@ -313,8 +352,10 @@ class Effects:
 
     def _require_runs(self) -> None:
         if not self._runs:
-            raise ConfigError("No agent run has been observed yet, so there are no effects to judge.",
-                              hint="Call agent_session.run(...) (or attempt(...)) before asserting on its effects.")
+            raise ConfigError(
+                "No agent run has been observed yet, so there are no effects to judge.",
+                hint="Call agent_session.run(...) (or attempt(...)) before asserting on its effects.",
+            )
 
     def _covered(self, path: str | os.PathLike[str]) -> str:
         self._require_runs()
@@ -326,22 +367,38 @@ class Effects:
                 f"{target} lies outside every snapshotted root of run {missing[0]} ({roots}), so nothing can be said "
                 "about whether it was written.",
                 hint=f"Add it as a sentinel before the first run: agent_session.effects.watch({os.fspath(path)!r}) "
-                     "(a file or a directory above it).")
+                "(a file or a directory above it).",
+            )
         return target
 
     def _route(self, change: Change, reach: Aliases, run: _Run) -> str | None:
         if change.path in reach.names:
             how = reach.names[change.path]
-            if change.path != reach.path and change.kind == "modified" and change.before and change.after \
-                    and change.before.inode != change.after.inode:
+            if (
+                change.path != reach.path
+                and change.kind == "modified"
+                and change.before
+                and change.after
+                and change.before.inode != change.after.inode
+            ):
                 how += f"; the write gave it a new inode, so {self.show(reach.path)}'s own bytes are unchanged"
         elif change.path in reach.parents and change.kind in ("replaced", "deleted"):
             how = f"its parent directory {self.show(change.path)} was {change.detail}"
         else:
             return None
-        named = [s for call in change.calls
-                 for s in spellings(getattr(call, "input", {}), reach, run.baseline, change.path,
-                                    workspace=self.workspace, home=self.home, show=self.show)]
+        named = [
+            s
+            for call in change.calls
+            for s in spellings(
+                getattr(call, "input", {}),
+                reach,
+                run.baseline,
+                change.path,
+                workspace=self.workspace,
+                home=self.home,
+                show=self.show,
+            )
+        ]
         return how + (f"; the call named it {', '.join(dict.fromkeys(named))}" if named else "")
 
     def describe(self, change: Change) -> str:
@@ -360,8 +417,11 @@ class Effects:
             old, new = before.decode(), after.decode()
         except UnicodeDecodeError:
             return [f"(binary content, {len(before)} → {len(after)} bytes)"]
-        lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), f"{change.shown_as} before",
-                                          f"{change.shown_as} after", lineterm=""))
+        lines = list(
+            difflib.unified_diff(
+                old.splitlines(), new.splitlines(), f"{change.shown_as} before", f"{change.shown_as} after", lineterm=""
+            )
+        )
         if len(lines) > _SHOWN_DIFF_LINES:
             lines = lines[:_SHOWN_DIFF_LINES] + [f"... {len(lines) - _SHOWN_DIFF_LINES} more diff lines"]
         return lines
@@ -374,8 +434,14 @@ class Effects:
 
 def _label(call: Any, number: int | None) -> str:
     tool_input = call.input or {}
-    key = next((k for k in ("command", "file_path", "notebook_path", "path", "url", "pattern")
-                if isinstance(tool_input.get(k), str)), None)
+    key = next(
+        (
+            k
+            for k in ("command", "file_path", "notebook_path", "path", "url", "pattern")
+            if isinstance(tool_input.get(k), str)
+        ),
+        None,
+    )
     summary = " ".join((tool_input[key] if key else json.dumps(tool_input)).split())
     if len(summary) > 80:
         # A path's end says which file; a command's start says what it does.
@@ -390,6 +456,7 @@ def _tool_uses_by_request(exchanges: Sequence[Any]) -> dict[int, list[str]]:
         if exchange.status != 200:
             continue
         answer = exchange.answer or {}
-        asked[exchange.request.index] = [b["id"] for b in answer.get("content", [])
-                                         if isinstance(b, dict) and b.get("type") == "tool_use"]
+        asked[exchange.request.index] = [
+            b["id"] for b in answer.get("content", []) if isinstance(b, dict) and b.get("type") == "tool_use"
+        ]
     return asked

@@ -32,7 +32,7 @@ def normalise(spelled: str, *, workspace: str, home: str) -> str:
     text = spelled
     for variable, value in (("${HOME}", home), ("$HOME", home), ("${PWD}", workspace), ("$PWD", workspace)):
         if text == variable or text.startswith(variable + "/"):
-            text = value + text[len(variable):]
+            text = value + text[len(variable) :]
     if text == "~" or text.startswith("~/"):
         text = home + text[1:]
     if not text.startswith("/"):
@@ -65,8 +65,9 @@ def aliases(path: str, snap: Snapshot, show: Any) -> Aliases:
     return found
 
 
-def spellings(call_input: Any, reach: Aliases, snap: Snapshot, changed: str, *, workspace: str, home: str,
-              show: Any) -> list[str]:
+def spellings(
+    call_input: Any, reach: Aliases, snap: Snapshot, changed: str, *, workspace: str, home: str, show: Any
+) -> list[str]:
     """How a tool call's input named the file whose name `changed` changed, in words: "`../workspace/.env` (a `..`
     spelling)", "`backup.txt`, hardlink backup.txt (the same inode as .env at the start)", ..."""
     described: list[str] = []

@@ -164,8 +164,15 @@ def _walk(directory: str, entries: dict[str, Entry], contents: Contents, taken_n
 def _entry(path: str, st: os.stat_result, contents: Contents, taken_ns: int) -> Entry:
     mode = st.st_mode
     if stat.S_ISREG(mode):
-        return Entry("file", stat.S_IMODE(mode), st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns,
-                     digest=contents.digest(path, st, taken_ns))
+        return Entry(
+            "file",
+            stat.S_IMODE(mode),
+            st.st_size,
+            st.st_ino,
+            st.st_dev,
+            st.st_mtime_ns,
+            digest=contents.digest(path, st, taken_ns),
+        )
     if stat.S_ISLNK(mode):
         try:
             target = os.readlink(path)
@@ -211,4 +218,3 @@ def iter_parents(path: str) -> Iterable[str]:
     while parent and parent != path:
         yield parent
         path, parent = parent, os.path.dirname(parent)
-

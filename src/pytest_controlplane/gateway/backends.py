@@ -72,10 +72,13 @@ class ScriptBackend:
 
     def leftovers(self) -> list[Exception]:
         if self.model.remaining:
-            return [UnusedScriptTurns(
-                f"The scripted model still has {self.model.remaining} turn(s) the agent never asked for "
-                f"(it served {self.model.served}).",
-                hint="Remove the extra turns, or find out why the agent stopped early.")]
+            return [
+                UnusedScriptTurns(
+                    f"The scripted model still has {self.model.remaining} turn(s) the agent never asked for "
+                    f"(it served {self.model.served}).",
+                    hint="Remove the extra turns, or find out why the agent stopped early.",
+                )
+            ]
         return []
 
     def close(self, *, save: bool) -> None:
@@ -85,9 +88,19 @@ class ScriptBackend:
 class CassetteBackend:
     """replay / record / auto / live: a cassette, the upstream API, or both."""
 
-    def __init__(self, mode: str, cassette: Path | None, upstream: str, api_key: str | None,
-                 templater: Templater, record_command: str, budget: Any = None, record_errors: bool = False,
-                 replay_advice: str = REPLAY_ADVICE, test_id: str | None = None) -> None:
+    def __init__(
+        self,
+        mode: str,
+        cassette: Path | None,
+        upstream: str,
+        api_key: str | None,
+        templater: Templater,
+        record_command: str,
+        budget: Any = None,
+        record_errors: bool = False,
+        replay_advice: str = REPLAY_ADVICE,
+        test_id: str | None = None,
+    ) -> None:
         self.mode = mode
         self.test_id = test_id
         self.replay_advice = replay_advice
@@ -130,8 +143,9 @@ class CassetteBackend:
                 f"uses CLI {running}; its prompts differ, so its requests cannot match.",
                 path=self.cassette.path,
                 hint=f"Re-record it: {self.record_command} — or pin, in your project's test dependencies, the "
-                     f"claude-agent-sdk release that bundles CLI {recorded} (pip install 'claude-agent-sdk==...'; "
-                     "its claude_agent_sdk/_cli_version.py names the CLI it bundles).")
+                f"claude-agent-sdk release that bundles CLI {recorded} (pip install 'claude-agent-sdk==...'; "
+                "its claude_agent_sdk/_cli_version.py names the CLI it bundles).",
+            )
         body = self.templater.template_body(request.body)
         return self.cassette.find(request.method, request.route, body)
 
@@ -141,18 +155,25 @@ class CassetteBackend:
             return CassetteNotFound(
                 f"Cassette {self.path} does not exist, and replay mode never calls the real model "
                 f"(the agent sent {request.method} {request.path}).",
-                path=self.path, hint=f"Record it: {self.record_command}")
+                path=self.path,
+                hint=f"Record it: {self.record_command}",
+            )
         body = self.templater.template_body(request.body)
         position, diff = self.cassette.closest(request.method, request.route, body)
         played = len(self.cassette.interactions) - len(self.cassette.unused())
-        where = (f"closest recorded request: interaction #{position}" if position is not None
-                 else "the cassette holds no request for this path")
+        where = (
+            f"closest recorded request: interaction #{position}"
+            if position is not None
+            else "the cassette holds no request for this path"
+        )
         return ReplayMiss(
             f"Request #{request.index + 1} ({request.method} {request.path}) matches no unplayed interaction "
             f"of cassette {self.cassette.path} ({len(self.cassette.interactions)} recorded, {played} played); "
             f"{where}.\nDiff (recorded -> sent now, normalised):\n{diff or '(identical bodies: already played)'}",
-            request=request, diff=diff,
-            hint=f"If the agent changed on purpose, re-record: {self.record_command}")
+            request=request,
+            diff=diff,
+            hint=f"If the agent changed on purpose, re-record: {self.record_command}",
+        )
 
     def _forward(self, request: ModelRequest) -> Exchange:
         # The key is asked for only now, when a request really goes upstream: a scripted test, or an auto run whose
@@ -160,7 +181,9 @@ class CassetteBackend:
         if not self.api_key and not is_loopback(self.upstream):
             raise MissingApiKey(
                 f"{self.mode} mode sends request #{request.index + 1} to {self.upstream}, which needs an API key, and "
-                "ANTHROPIC_API_KEY is not set.", hint=f"Set ANTHROPIC_API_KEY, or {self.replay_advice}.")
+                "ANTHROPIC_API_KEY is not set.",
+                hint=f"Set ANTHROPIC_API_KEY, or {self.replay_advice}.",
+            )
         if self.budget is not None:
             self.budget.check()
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _FORWARD_DROPPED}
@@ -179,8 +202,9 @@ class CassetteBackend:
         status = exchange.status
         if self.budget is not None and status == 200:
             answer = exchange.answer or {}
-            self.budget.charge(str(answer.get("model") or (request.json or {}).get("model") or ""),
-                               answer.get("usage") or {})
+            self.budget.charge(
+                str(answer.get("model") or (request.json or {}).get("model") or ""), answer.get("usage") or {}
+            )
         if status != 200 and not self.record_errors:
             # An error is not the model's answer: storing it would make every replay fail the same way.
             raise UpstreamError(
@@ -188,7 +212,8 @@ class CassetteBackend:
                 f"{response['status'].get('message') or ''}: {_excerpt(response)}"
                 + (f" (after {len(attempts) + 1} attempts: {'; '.join(attempts)})" if attempts else "")
                 + ("; nothing was recorded." if self.mode in ("record", "auto") else "."),
-                hint=_upstream_hint(status))
+                hint=_upstream_hint(status),
+            )
         if self.cassette is not None and self.mode != "live":
             exchange.interaction = self._store(request, response, secrets=[self.api_key, agent_key])
         return exchange
@@ -202,8 +227,9 @@ class CassetteBackend:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             connection = connection_class(url.hostname, url.port, timeout=UPSTREAM_TIMEOUT)
             try:
-                connection.request(request.method, url.path.rstrip("/") + request.path, body=request.body,
-                                   headers=headers)
+                connection.request(
+                    request.method, url.path.rstrip("/") + request.path, body=request.body, headers=headers
+                )
                 upstream = connection.getresponse()
                 response_headers: dict[str, list[str]] = {}
                 for key, value in upstream.getheaders():
@@ -219,8 +245,8 @@ class CassetteBackend:
                     raise UpstreamError(
                         f"Cannot reach the upstream API at {self.upstream}: {'; '.join(failed)} "
                         f"({attempt} attempts); nothing was recorded.",
-                        hint="Check the network or `--agent-upstream`; replay mode (`--agent-mode=replay`) needs "
-                             "none.") from error
+                        hint="Check the network or `--agent-upstream`; replay mode (`--agent-mode=replay`) needs none.",
+                    ) from error
                 time.sleep(_backoff(attempt))
                 continue
             finally:
@@ -240,7 +266,8 @@ class CassetteBackend:
             f"The upstream API at {self.upstream} cut its answer to request #{request.index + 1} midway ({status}, "
             f"{received} bytes received, no message_stop; attempt {attempt}): the stream is incomplete, so nothing "
             "was recorded.",
-            hint="Run the test again; if it keeps happening, check the upstream (a proxy with a short timeout?).")
+            hint="Run the test again; if it keeps happening, check the upstream (a proxy with a short timeout?).",
+        )
 
     def _store(self, request: ModelRequest, response: dict[str, Any], secrets: list[str | None]) -> int:
         assert self.cassette is not None
@@ -248,13 +275,16 @@ class CassetteBackend:
         if request.claude_cli_version:
             self.cli_versions.add(request.claude_cli_version)
         body = scrub.secrets(secrets, self.templater.template_body(request.body))
-        stored = self.templater.template_response({
-            "status": dict(response["status"]),
-            "headers": scrub.response_headers(response["headers"]),
-            "body": {"string": scrub.secrets(secrets, response["body"]["string"])},
-        })
-        interaction = Interaction(request.method, self.upstream + request.path, body,
-                                  scrub.request_headers(request.headers), stored, plays=1)
+        stored = self.templater.template_response(
+            {
+                "status": dict(response["status"]),
+                "headers": scrub.response_headers(response["headers"]),
+                "body": {"string": scrub.secrets(secrets, response["body"]["string"])},
+            }
+        )
+        interaction = Interaction(
+            request.method, self.upstream + request.path, body, scrub.request_headers(request.headers), stored, plays=1
+        )
         position = self.cassette.add(interaction)
         self.recorded.append(position)
         return position
@@ -267,13 +297,16 @@ class CassetteBackend:
         unused = self.cassette.unused()
         if not unused:
             return []
-        return [UnusedInteractions(
-            f"Cassette {self.cassette.path} has {len(unused)} interaction(s) the agent never asked for "
-            f"(#{', #'.join(map(str, unused))} of {len(self.cassette.interactions)}): the agent now stops "
-            "earlier than when it was recorded.",
-            path=self.cassette.path,
-            hint=f"Re-record it if that is intended: {self.record_command} — or mark the test "
-                 "`@pytest.mark.agent(allow_unused=True)`.")]
+        return [
+            UnusedInteractions(
+                f"Cassette {self.cassette.path} has {len(unused)} interaction(s) the agent never asked for "
+                f"(#{', #'.join(map(str, unused))} of {len(self.cassette.interactions)}): the agent now stops "
+                "earlier than when it was recorded.",
+                path=self.cassette.path,
+                hint=f"Re-record it if that is intended: {self.record_command} — or mark the test "
+                "`@pytest.mark.agent(allow_unused=True)`.",
+            )
+        ]
 
     def close(self, *, save: bool) -> None:
         if not save or self.cassette is None or not self.recorded or self.mode not in ("record", "auto"):
@@ -282,8 +315,9 @@ class CassetteBackend:
 
         previous = self.cassette.provenance
         sources = sorted(self.sources | ({previous["source"]} if previous.get("source") else set()))
-        versions = sorted(self.cli_versions | ({previous["claude_cli_version"]}
-                                                if previous.get("claude_cli_version") else set()))
+        versions = sorted(
+            self.cli_versions | ({previous["claude_cli_version"]} if previous.get("claude_cli_version") else set())
+        )
         self.cassette.metadata[METADATA_KEY] = {
             "format": CASSETTE_FORMAT,
             "source": "; ".join(sources),
@@ -324,13 +358,19 @@ def _excerpt(response: dict[str, Any], limit: int = 300) -> str:
 
 def _upstream_hint(status: int) -> str:
     if status in (401, 403):
-        return ("Check ANTHROPIC_API_KEY (or the stand-in's key) and `--agent-upstream`; to record this error as the "
-                "test's answer on purpose, mark it `@pytest.mark.agent(record_errors=True)`.")
+        return (
+            "Check ANTHROPIC_API_KEY (or the stand-in's key) and `--agent-upstream`; to record this error as the "
+            "test's answer on purpose, mark it `@pytest.mark.agent(record_errors=True)`."
+        )
     if status in RETRIED_STATUSES:
-        return ("The API stayed busy through every retry: run again later; to record this error as the test's "
-                "answer on purpose, mark it `@pytest.mark.agent(record_errors=True)`.")
-    return ("The error body above says why the API refused the request; to record it as the test's answer on "
-            "purpose, mark it `@pytest.mark.agent(record_errors=True)`.")
+        return (
+            "The API stayed busy through every retry: run again later; to record this error as the test's "
+            "answer on purpose, mark it `@pytest.mark.agent(record_errors=True)`."
+        )
+    return (
+        "The error body above says why the API refused the request; to record it as the test's answer on "
+        "purpose, mark it `@pytest.mark.agent(record_errors=True)`."
+    )
 
 
 def api_key_from_env() -> str | None:

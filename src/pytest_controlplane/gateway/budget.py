@@ -48,16 +48,24 @@ class Budget:
     def check(self) -> None:
         """Raise BudgetExceeded when the run has used its budget."""
         with self._locked() as spent:
-            over = ((self.max_tokens is not None and spent["tokens"] >= self.max_tokens)
-                    or (self.max_usd is not None and spent["usd"] >= self.max_usd))
+            over = (self.max_tokens is not None and spent["tokens"] >= self.max_tokens) or (
+                self.max_usd is not None and spent["usd"] >= self.max_usd
+            )
             if over:
-                limits = " and ".join(x for x in (f"{self.max_tokens} tokens" if self.max_tokens is not None else "",
-                                                  f"${self.max_usd:g}" if self.max_usd is not None else "") if x)
+                limits = " and ".join(
+                    x
+                    for x in (
+                        f"{self.max_tokens} tokens" if self.max_tokens is not None else "",
+                        f"${self.max_usd:g}" if self.max_usd is not None else "",
+                    )
+                    if x
+                )
                 raise BudgetExceeded(
                     f"The run has used {spent['tokens']} tokens (≈${spent['usd']:.4f} at list prices) of its budget "
                     f"of {limits}: the gateway no longer calls the real API.",
                     hint="Raise --agent-max-tokens / --agent-budget-usd (ini agent_max_tokens / agent_budget_usd), or "
-                         "replay from cassettes (`--agent-mode=replay`).")
+                    "replay from cassettes (`--agent-mode=replay`).",
+                )
 
     def charge(self, model: str, usage: dict[str, Any]) -> None:
         tokens_in, tokens_out = token_counts(usage)

@@ -31,10 +31,13 @@ class Server(ThreadingHTTPServer):
 
         from ..errors import GatewayError
 
-        self.gateway.problems.append(GatewayError(
-            f"The model gateway failed while serving {client_address[0]}:{client_address[1]}: "
-            f"{traceback.format_exc(limit=-3).strip()}",
-            hint="This is a bug in pytest-controlplane: please report it with the text above."))
+        self.gateway.problems.append(
+            GatewayError(
+                f"The model gateway failed while serving {client_address[0]}:{client_address[1]}: "
+                f"{traceback.format_exc(limit=-3).strip()}",
+                hint="This is a bug in pytest-controlplane: please report it with the text above.",
+            )
+        )
 
     def server_activate(self) -> None:
         super().server_activate()
@@ -137,8 +140,9 @@ class Handler(BaseHTTPRequestHandler):
     def _refuse(self, what: str) -> None:
         self.close_connection = True
         try:
-            self._send(api_error(400, "invalid_request_error", f"pytest-controlplane's model gateway: the request has "
-                                                               f"{what}."))
+            self._send(
+                api_error(400, "invalid_request_error", f"pytest-controlplane's model gateway: the request has {what}.")
+            )
         except (BrokenPipeError, ConnectionResetError):
             pass
         return None
@@ -159,7 +163,7 @@ class Handler(BaseHTTPRequestHandler):
             # of their own), in two halves so that a crash test can still cut it midway.
             self.wfile.write(("\r\n".join(head) + "\r\ntransfer-encoding: chunked\r\n\r\n").encode("latin-1"))
             encoded = codings.codings(header_value(response, "content-encoding"))
-            events = [body[:len(body) // 2], body[len(body) // 2:]] if encoded else _events(body)
+            events = [body[: len(body) // 2], body[len(body) // 2 :]] if encoded else _events(body)
             for number, chunk in enumerate(events):
                 if interrupt is not None and number == max(1, len(events) // 2):
                     interrupt()  # a crash test: the rest of the answer never comes

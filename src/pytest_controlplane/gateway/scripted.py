@@ -66,7 +66,7 @@ def _split(value: str) -> list[str]:
     for size in itertools.cycle(_SPLITS):
         if start >= len(value):
             break
-        parts.append(value[start:start + size])
+        parts.append(value[start : start + size])
         start += size
     return parts or [""]
 
@@ -76,8 +76,14 @@ class ScriptedModel:
 
     __test__ = False  # not a test class, whatever pytest's collection rules say
 
-    def __init__(self, turns: Sequence[TurnLike] | Callable[[ModelRequest], Any], *, model: str | None = None,
-                 subagent: Sequence[TurnLike] | None = None, then: str | None = None) -> None:
+    def __init__(
+        self,
+        turns: Sequence[TurnLike] | Callable[[ModelRequest], Any],
+        *,
+        model: str | None = None,
+        subagent: Sequence[TurnLike] | None = None,
+        then: str | None = None,
+    ) -> None:
         if callable(turns) and not isinstance(turns, Block):
             self._function: Callable[[ModelRequest], Any] | None = turns
             self._turns: list[TurnLike] = []
@@ -111,16 +117,19 @@ class ScriptedModel:
             raise ScriptExhausted(
                 f"The scripted model has {len(self._turns)} turn(s) and all were served; the agent sent "
                 f"request #{request.index + 1} asking for another.",
-                hint="Add the turn the agent needs (e.g. text('done') to end the conversation).")
+                hint="Add the turn the agent needs (e.g. text('done') to end the conversation).",
+            )
         if callable(turn) and not isinstance(turn, Block):
             turn = turn(request)
         self.served += 1
         blocks = [turn] if isinstance(turn, Block) else list(turn)
         for block in blocks:
             if not isinstance(block, Block):
-                raise ConfigError(f"A scripted turn must be made of text(...) and tool_use(...) blocks, got {block!r}.",
-                                  hint="Write each turn as text(...), tool_use(...), a list of them, or a function "
-                                       "of the request returning them.")
+                raise ConfigError(
+                    f"A scripted turn must be made of text(...) and tool_use(...) blocks, got {block!r}.",
+                    hint="Write each turn as text(...), tool_use(...), a list of them, or a function "
+                    "of the request returning them.",
+                )
         return blocks
 
     def respond(self, request: ModelRequest) -> dict[str, Any]:
@@ -134,15 +143,30 @@ class ScriptedModel:
             if block.type == "text":
                 content.append({"type": "text", "text": block.text})
             else:
-                content.append({"type": "tool_use", "id": block.id or f"toolu_scripted_{number:03d}_{position}",
-                                "name": block.name, "input": block.input})
+                content.append(
+                    {
+                        "type": "tool_use",
+                        "id": block.id or f"toolu_scripted_{number:03d}_{position}",
+                        "name": block.name,
+                        "input": block.input,
+                    }
+                )
         stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
         usage = {"input_tokens": max(1, len(request.body) // 4), "output_tokens": 1 + len(json.dumps(content)) // 4}
-        message = {"id": f"msg_scripted_{number:04d}", "type": "message", "role": "assistant", "model": model,
-                   "content": content, "stop_reason": stop, "stop_sequence": None, "usage": usage}
+        message = {
+            "id": f"msg_scripted_{number:04d}",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": usage,
+        }
         if request.stream:
-            return make_response(200, encode_sse(_stream_events(message)), "text/event-stream",
-                                 **{SOURCE_HEADER: SOURCE})
+            return make_response(
+                200, encode_sse(_stream_events(message)), "text/event-stream", **{SOURCE_HEADER: SOURCE}
+            )
         return json_response(200, message, **{SOURCE_HEADER: SOURCE})
 
 
@@ -152,8 +176,9 @@ def is_subagent(request: ModelRequest) -> bool:
     if request.header(SUBAGENT_HEADER):
         return True
     system = (request.json or {}).get("system") if isinstance(request.json, dict) else None
-    return isinstance(system, list) and any(isinstance(b, dict) and "cc_is_subagent=true" in str(b.get("text", ""))
-                                            for b in system)
+    return isinstance(system, list) and any(
+        isinstance(b, dict) and "cc_is_subagent=true" in str(b.get("text", "")) for b in system
+    )
 
 
 def _event(name: str, payload: dict[str, Any]) -> SseEvent:
@@ -161,8 +186,12 @@ def _event(name: str, payload: dict[str, Any]) -> SseEvent:
 
 
 def _stream_events(message: dict[str, Any]) -> list[SseEvent]:
-    start = {**message, "content": [], "stop_reason": None,
-             "usage": {"input_tokens": message["usage"]["input_tokens"], "output_tokens": 1}}
+    start = {
+        **message,
+        "content": [],
+        "stop_reason": None,
+        "usage": {"input_tokens": message["usage"]["input_tokens"], "output_tokens": 1},
+    }
     events = [_event("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
         if block["type"] == "text":
@@ -170,15 +199,27 @@ def _stream_events(message: dict[str, Any]) -> list[SseEvent]:
         else:
             opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             kind, field_, value = "input_json_delta", "partial_json", json.dumps(block["input"], ensure_ascii=False)
-        events.append(_event("content_block_start", {"type": "content_block_start", "index": index,
-                                                     "content_block": opening}))
+        events.append(
+            _event("content_block_start", {"type": "content_block_start", "index": index, "content_block": opening})
+        )
         for part in _split(value):
-            events.append(_event("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                         "delta": {"type": kind, field_: part}}))
+            events.append(
+                _event(
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": index, "delta": {"type": kind, field_: part}},
+                )
+            )
         events.append(_event("content_block_stop", {"type": "content_block_stop", "index": index}))
-    events.append(_event("message_delta", {"type": "message_delta",
-                                           "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                                           "usage": {"output_tokens": message["usage"]["output_tokens"]}}))
+    events.append(
+        _event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": message["usage"]["output_tokens"]},
+            },
+        )
+    )
     events.append(_event("message_stop", {"type": "message_stop"}))
     return events
 
@@ -209,6 +250,8 @@ class ScriptPerTest:
         for key in (test, test.rpartition("::")[2], test.rpartition("::")[2].partition("[")[0]):
             if key in self.source:
                 return self.source[key]
-        raise ScriptExhausted(f"The stand-in's script has no turns for test {test or '(no test named)'}; it has: "
-                              f"{', '.join(map(str, self.source)) or 'nothing'}.",
-                              hint="Add the test's id (or its name) as a key of the script's dict.")
+        raise ScriptExhausted(
+            f"The stand-in's script has no turns for test {test or '(no test named)'}; it has: "
+            f"{', '.join(map(str, self.source)) or 'nothing'}.",
+            hint="Add the test's id (or its name) as a key of the script's dict.",
+        )

@@ -117,14 +117,23 @@ class ModelGateway:
         if self._script is not None:
             self.use_script(self._script)
         else:
-            self._backend = CassetteBackend(self.mode, self.cassette_path, self.upstream, self.api_key,
-                                            self.templater, self.record_command, self.budget,
-                                            record_errors=self.record_errors, replay_advice=self.replay_advice,
-                                            test_id=self.test_id)
+            self._backend = CassetteBackend(
+                self.mode,
+                self.cassette_path,
+                self.upstream,
+                self.api_key,
+                self.templater,
+                self.record_command,
+                self.budget,
+                record_errors=self.record_errors,
+                replay_advice=self.replay_advice,
+                test_id=self.test_id,
+            )
         self._server = Server(("127.0.0.1", 0), Handler)
         self._server.gateway = self
-        self._thread = threading.Thread(target=self._server.serve_until_stopped, name="controlplane-gateway",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_until_stopped, name="controlplane-gateway", daemon=True
+        )
         self._thread.start()
 
     def close(self, *, save: bool = True) -> None:
@@ -135,8 +144,9 @@ class ModelGateway:
             self._server = None
             for exchange in list(self.exchanges):  # answers still going out: their threads finish first
                 if not exchange.served.wait(wire.ANSWER_WAIT):
-                    exchange.notes.append(f"still being sent {wire.ANSWER_WAIT:g} s after the gateway closed "
-                                          "(the client stopped reading)")
+                    exchange.notes.append(
+                        f"still being sent {wire.ANSWER_WAIT:g} s after the gateway closed (the client stopped reading)"
+                    )
         if self._backend is not None:
             self._backend.close(save=save and not self.problems)
 
@@ -192,24 +202,37 @@ class ModelGateway:
                 for observe in list(self.observers):
                     observe(request)
             except DropRequest:
-                exchange = Exchange(request, api_error(499, "dropped", "cut by a crash test"), "gateway",
-                                    notes=["dropped"])
+                exchange = Exchange(
+                    request, api_error(499, "dropped", "cut by a crash test"), "gateway", notes=["dropped"]
+                )
                 self.exchanges.append(exchange)
                 return exchange
             if method == "POST" and route == "/v1/messages/count_tokens":
                 exchange = Exchange(request, json_response(200, {"input_tokens": max(1, len(body) // 4)}), "gateway")
             elif method == "POST" and route == "/v1/messages" and not isinstance(request.json, dict):
                 # What the real API answers; no backend should be asked (a scripted model would answer it).
-                exchange = Exchange(request, api_error(400, "invalid_request_error",
-                                                       "The request body is not a JSON object (pytest-controlplane's "
-                                                       "model gateway)."), "gateway")
+                exchange = Exchange(
+                    request,
+                    api_error(
+                        400,
+                        "invalid_request_error",
+                        "The request body is not a JSON object (pytest-controlplane's model gateway).",
+                    ),
+                    "gateway",
+                )
             elif method == "POST" and route == "/v1/messages":
                 exchange = self._from_backend(request)
             else:
-                exchange = Exchange(request, api_error(
-                    404, "not_found_error",
-                    f"pytest-controlplane's model gateway serves POST /v1/messages and /v1/messages/count_tokens "
-                    f"only, not {method} {route}."), "gateway")
+                exchange = Exchange(
+                    request,
+                    api_error(
+                        404,
+                        "not_found_error",
+                        f"pytest-controlplane's model gateway serves POST /v1/messages and /v1/messages/count_tokens "
+                        f"only, not {method} {route}.",
+                    ),
+                    "gateway",
+                )
             self.exchanges.append(exchange)
             return exchange
 
@@ -220,10 +243,16 @@ class ModelGateway:
         except ControlPlaneError as error:
             self.problems.append(error)
             first_line = str(error).splitlines()[0]
-            return Exchange(request, api_error(MISS_STATUS, "permission_error",
-                                               f"pytest-controlplane: {first_line} (the test fails with the details)"),
-                            "gateway", notes=[type(error).__name__])
-
+            return Exchange(
+                request,
+                api_error(
+                    MISS_STATUS,
+                    "permission_error",
+                    f"pytest-controlplane: {first_line} (the test fails with the details)",
+                ),
+                "gateway",
+                notes=[type(error).__name__],
+            )
 
     def _as_the_client_takes_it(self, exchange: Exchange) -> Exchange:
         """A stored body in a content coding the client did not ask for (a cassette recorded by an httpx client,
@@ -237,7 +266,9 @@ class ModelGateway:
             where = self.cassette_path or "the upstream"
             raise CassetteCorrupt(
                 f"Interaction #{exchange.interaction} of {where} has a {coding}-encoded body that cannot be decoded "
-                f"for a client that does not accept {coding}: {error}.", path=where,
-                hint="Install what the message names, or re-record the cassette.") from error
+                f"for a client that does not accept {coding}: {error}.",
+                path=where,
+                hint="Install what the message names, or re-record the cassette.",
+            ) from error
         exchange.notes.append(f"sent decoded: the client does not accept {coding}")
         return exchange

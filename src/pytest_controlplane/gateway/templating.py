@@ -110,8 +110,11 @@ def coalesce_blocks_containing(events: list[SseEvent], wanted: Any) -> list[SseE
                 continue
             emitted.add(index)
             kind = kinds[index]
-            merged = {"type": "content_block_delta", "index": index,
-                      "delta": {"type": kind, _DELTA_FIELD[kind]: "".join(joined[index])}}
+            merged = {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": kind, _DELTA_FIELD[kind]: "".join(joined[index])},
+            }
             out.append(SseEvent(event.event, json.dumps(merged, ensure_ascii=False, separators=(",", ":"))))
         else:
             out.append(event)

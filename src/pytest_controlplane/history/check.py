@@ -61,9 +61,11 @@ def check_history(source: Any) -> list[Problem]:
         return check_transcript(Path(source).read_text(encoding="utf-8").splitlines())
     if isinstance(source, Sequence) and all(isinstance(m, dict) and "line" in m for m in source) and source:
         # Entries as agent_session.history gives them for a transcript (read_transcript): check the file.
-        raise ConfigError("check_history takes the transcript's path (agent_session.transcript_path()) or a "
-                          "messages list, not merged transcript entries.",
-                          hint="Pass agent_session.transcript_path() (or the file's path) instead.")
+        raise ConfigError(
+            "check_history takes the transcript's path (agent_session.transcript_path()) or a "
+            "messages list, not merged transcript entries.",
+            hint="Pass agent_session.transcript_path() (or the file's path) instead.",
+        )
     return check_messages(list(source))
 
 
@@ -102,8 +104,11 @@ def check_messages(messages: list[Any]) -> list[Problem]:
         if role == "assistant":
             uses = [str(b.get("id")) for b in _blocks(message) if b.get("type") == "tool_use"]
             following = messages[index + 1] if index + 1 < len(messages) else None
-            answered = [str(b.get("tool_use_id")) for b in _blocks(following) if b.get("type") == "tool_result"] \
-                if isinstance(following, dict) and following.get("role") == "user" else []
+            answered = (
+                [str(b.get("tool_use_id")) for b in _blocks(following) if b.get("type") == "tool_result"]
+                if isinstance(following, dict) and following.get("role") == "user"
+                else []
+            )
             for use_id in uses:
                 count = answered.count(use_id)
                 if count == 0:
@@ -112,12 +117,18 @@ def check_messages(messages: list[Any]) -> list[Problem]:
                     problem("duplicate-tool-result", index + 1, f"tool_use {use_id} answered {count} times")
         if role == "user":
             before = messages[index - 1] if index else None
-            asked = {str(b.get("id")) for b in _blocks(before) if b.get("type") == "tool_use"} \
-                if isinstance(before, dict) and before.get("role") == "assistant" else set()
+            asked = (
+                {str(b.get("id")) for b in _blocks(before) if b.get("type") == "tool_use"}
+                if isinstance(before, dict) and before.get("role") == "assistant"
+                else set()
+            )
             for block in _blocks(message):
                 if block.get("type") == "tool_result" and str(block.get("tool_use_id")) not in asked:
-                    problem("orphan-tool-result", index, f"tool_result for {block.get('tool_use_id')}, which the "
-                                                         "message before did not ask for")
+                    problem(
+                        "orphan-tool-result",
+                        index,
+                        f"tool_result for {block.get('tool_use_id')}, which the message before did not ask for",
+                    )
     return problems
 
 
@@ -157,8 +168,9 @@ def check_transcript(lines: Iterable[str]) -> list[Problem]:
         if not uuid:
             continue
         if uuid in first_line:
-            problems.append(Problem("duplicate-uuid", number, f"uuid {uuid} was already written at line "
-                                                              f"{first_line[uuid]}"))
+            problems.append(
+                Problem("duplicate-uuid", number, f"uuid {uuid} was already written at line {first_line[uuid]}")
+            )
         else:
             first_line[uuid] = number
     problems += _chain_problems(entries, first_line) + _tool_problems(entries, first_line)
@@ -180,19 +192,43 @@ def _chain_problems(entries: list[tuple[int, dict[str, Any]]], first_line: dict[
                 roots.append(number)
         elif parent not in first_line:
             if entry.get("isSidechain"):
-                problems.append(Problem("broken-parent", number, f"parentUuid {parent} is not in this sidechain (CLI "
-                                                                 "2.0.x leaves a subagent's unsaved hook messages out; "
-                                                                 "resume does not follow sidechains)", "warning"))
+                problems.append(
+                    Problem(
+                        "broken-parent",
+                        number,
+                        f"parentUuid {parent} is not in this sidechain (CLI "
+                        "2.0.x leaves a subagent's unsaved hook messages out; "
+                        "resume does not follow sidechains)",
+                        "warning",
+                    )
+                )
             else:
-                problems.append(Problem("broken-parent", number, f"parentUuid {parent} is not in the transcript "
-                                                                 "(a line was dropped, or never written)"))
+                problems.append(
+                    Problem(
+                        "broken-parent",
+                        number,
+                        f"parentUuid {parent} is not in the transcript (a line was dropped, or never written)",
+                    )
+                )
         elif first_line[parent] > number:
-            problems.append(Problem("reordered", number, f"its parent {parent} comes later, at line "
-                                                         f"{first_line[parent]} (resume follows parentUuid, so this "
-                                                         "alone loses nothing)", "warning"))
+            problems.append(
+                Problem(
+                    "reordered",
+                    number,
+                    f"its parent {parent} comes later, at line "
+                    f"{first_line[parent]} (resume follows parentUuid, so this "
+                    "alone loses nothing)",
+                    "warning",
+                )
+            )
     for number in roots[1:]:
-        problems.append(Problem("second-root", number, f"a second entry without parent (the first is at line "
-                                                       f"{roots[0]}): resume would see two conversations"))
+        problems.append(
+            Problem(
+                "second-root",
+                number,
+                f"a second entry without parent (the first is at line {roots[0]}): resume would see two conversations",
+            )
+        )
     return problems
 
 
@@ -209,31 +245,54 @@ def _tool_problems(entries: list[tuple[int, dict[str, Any]]], first_line: dict[s
                 if use_id in uses and uses[use_id] != number:
                     # The same block written again (a duplicated line is already a duplicate-uuid).
                     if entry.get("uuid") not in first_line or first_line[entry["uuid"]] == number:
-                        problems.append(Problem("duplicate-tool-use", number, f"tool_use {use_id} also at line "
-                                                                              f"{uses[use_id]}"))
+                        problems.append(
+                            Problem("duplicate-tool-use", number, f"tool_use {use_id} also at line {uses[use_id]}")
+                        )
                 uses.setdefault(use_id, number)
             elif entry.get("type") == "user" and block.get("type") == "tool_result":
                 results.setdefault(str(block.get("tool_use_id")), []).append(number)
     for use_id, number in uses.items():
         answers = results.get(use_id, [])
         if not answers:
-            problems.append(Problem("unanswered-tool-use", number, f"tool_use {use_id} has no tool_result (the run "
-                                                                   "stopped inside the tool or its hooks)"))
+            problems.append(
+                Problem(
+                    "unanswered-tool-use",
+                    number,
+                    f"tool_use {use_id} has no tool_result (the run stopped inside the tool or its hooks)",
+                )
+            )
         elif len(answers) > 1:  # on another line, or twice in one
-            problems.append(Problem("duplicate-tool-result", answers[1], f"tool_use {use_id} answered again "
-                                                                         f"(first at line {answers[0]})"))
+            problems.append(
+                Problem(
+                    "duplicate-tool-result",
+                    answers[1],
+                    f"tool_use {use_id} answered again (first at line {answers[0]})",
+                )
+            )
         if answers and answers[0] < number:
-            problems.append(Problem("reordered", answers[0], f"tool_result for {use_id} comes before its tool_use "
-                                                             f"(line {number})", "warning"))
+            problems.append(
+                Problem(
+                    "reordered",
+                    answers[0],
+                    f"tool_result for {use_id} comes before its tool_use (line {number})",
+                    "warning",
+                )
+            )
     for use_id, answers in results.items():
         if use_id not in uses:
-            problems.append(Problem("orphan-tool-result", answers[0], f"tool_result for {use_id}, a tool_use that is "
-                                                                      "not in the transcript"))
+            problems.append(
+                Problem(
+                    "orphan-tool-result",
+                    answers[0],
+                    f"tool_result for {use_id}, a tool_use that is not in the transcript",
+                )
+            )
     return problems
 
 
 def lost_entries(before: Iterable[str], after: Iterable[str]) -> list[Problem]:
     """Entries (by uuid) of a transcript before a crash that are missing from it after the resume."""
+
     def uuids(lines: Iterable[str]) -> dict[str, int]:
         found: dict[str, int] = {}
         for number, line in enumerate(lines, start=1):
@@ -246,5 +305,8 @@ def lost_entries(before: Iterable[str], after: Iterable[str]) -> list[Problem]:
         return found
 
     kept = uuids(after)
-    return [Problem("lost-entry", number, f"entry {uuid} existed before the crash and is gone after the resume")
-            for uuid, number in uuids(before).items() if uuid not in kept]
+    return [
+        Problem("lost-entry", number, f"entry {uuid} existed before the crash and is gone after the resume")
+        for uuid, number in uuids(before).items()
+        if uuid not in kept
+    ]

@@ -75,16 +75,22 @@ def read_stored(path: Path) -> Stored | None:
 
 def torn(path: Path | None, size: int, why: str) -> Stored:
     where = f"{path} ({size} bytes)" if path is not None else "the stored session"
-    return Stored(MESSAGES, None, path, [Problem("torn-store", None, f"{where} cannot be read: {why}; a save was cut "
-                                                                      "off part-way")])
+    return Stored(
+        MESSAGES,
+        None,
+        path,
+        [Problem("torn-store", None, f"{where} cannot be read: {why}; a save was cut off part-way")],
+    )
 
 
 def unknown_format(path: Path, what: str) -> SessionCorrupt:
     return SessionCorrupt(
         f"Cannot read the session stored at {path}: {what}. Known shapes: Claude Code JSONL, JSONL of messages, a "
-        "JSON list of messages, or a JSON object with a \"messages\" list.",
-        path=path, hint="Tell pytest-controlplane how to read it: CommandAgent(..., history=lambda world, session_id: "
-                        "<the messages list, or None if nothing is stored>).")
+        'JSON list of messages, or a JSON object with a "messages" list.',
+        path=path,
+        hint="Tell pytest-controlplane how to read it: CommandAgent(..., history=lambda world, session_id: "
+        "<the messages list, or None if nothing is stored>).",
+    )
 
 
 def _json_line(line: str) -> Any:
@@ -101,8 +107,11 @@ def _jsonl(path: Path, lines: list[str]) -> Stored:
         return Stored(JSONL, lines, path)
     if not all(isinstance(entry, dict) and "role" in entry for _, entry in parsed if entry is not None):
         raise unknown_format(path, "JSON lines that are neither Claude Code transcript entries nor messages")
-    problems = [Problem("corrupt-line", number, f"not JSON: {lines[number - 1][:60]!r}")
-                for number, entry in parsed if entry is None]
+    problems = [
+        Problem("corrupt-line", number, f"not JSON: {lines[number - 1][:60]!r}")
+        for number, entry in parsed
+        if entry is None
+    ]
     return Stored(MESSAGES, [entry for _, entry in parsed if entry is not None], path, problems)
 
 

@@ -19,9 +19,12 @@ def read_transcript(path: Path | str) -> list[dict[str, Any]]:
     position of the first line.
     """
     if not Path(path).is_file():
-        raise SessionNotFound(f"No transcript at {path}.", path=path,
-                              hint="The agent saved no session there: did the run reach the model, and is this "
-                                   "the session id it reported?")
+        raise SessionNotFound(
+            f"No transcript at {path}.",
+            path=path,
+            hint="The agent saved no session there: did the run reach the model, and is this "
+            "the session id it reported?",
+        )
     entries: list[dict[str, Any]] = []
     by_message_id: dict[str, dict[str, Any]] = {}
     for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
@@ -30,10 +33,13 @@ def read_transcript(path: Path | str) -> list[dict[str, Any]]:
         try:
             entry = json.loads(line)
         except ValueError as error:
-            raise SessionCorrupt(f"Line {number} of the transcript {path} is not JSON ({error}): the file is torn "
-                                 "or is no Claude Code transcript.", path=path,
-                                 hint="check_history(path) names each torn line (corrupt-line); restore the file, or "
-                                      "delete it to start the session over.") from None
+            raise SessionCorrupt(
+                f"Line {number} of the transcript {path} is not JSON ({error}): the file is torn "
+                "or is no Claude Code transcript.",
+                path=path,
+                hint="check_history(path) names each torn line (corrupt-line); restore the file, or "
+                "delete it to start the session over.",
+            ) from None
         entry["line"] = number
         message = entry.get("message") if isinstance(entry.get("message"), dict) else None
         message_id = message.get("id") if message and entry.get("type") == "assistant" else None

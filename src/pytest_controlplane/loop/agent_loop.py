@@ -16,9 +16,17 @@ from .store import plain
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
 
-def run_agentic_loop(messages: Sequence[dict[str, Any]], system: str = "", tools: Sequence[dict[str, Any]] = (),
-                     tool_impls: Mapping[str, Callable[..., Any]] | None = None, max_iterations: int = 10, *,
-                     client: Any = None, model: str = DEFAULT_MODEL, max_tokens: int = 1024) -> tuple[str, list]:
+def run_agentic_loop(
+    messages: Sequence[dict[str, Any]],
+    system: str = "",
+    tools: Sequence[dict[str, Any]] = (),
+    tool_impls: Mapping[str, Callable[..., Any]] | None = None,
+    max_iterations: int = 10,
+    *,
+    client: Any = None,
+    model: str = DEFAULT_MODEL,
+    max_tokens: int = 1024,
+) -> tuple[str, list]:
     """Run until the model answers without asking for a tool; return (answer, messages).
 
     A tool that raises, or that the model names but `tool_impls` lacks, is answered with an

@@ -45,9 +45,16 @@ def fork_session(source: str, new: str, *, store: SessionStore | Path | str = "s
     return _store(store).fork(source, new)
 
 
-def resume_session(name: str, prompt: str, *, store: SessionStore | Path | str = "sessions",
-                   loop: Loop = run_agentic_loop, on_stale: OnStale = "raise", summary: str | None = None,
-                   **loop_kwargs: Any) -> tuple[str, list[dict[str, Any]]]:
+def resume_session(
+    name: str,
+    prompt: str,
+    *,
+    store: SessionStore | Path | str = "sessions",
+    loop: Loop = run_agentic_loop,
+    on_stale: OnStale = "raise",
+    summary: str | None = None,
+    **loop_kwargs: Any,
+) -> tuple[str, list[dict[str, Any]]]:
     """Load session `name` (or start it empty), append `prompt`, run the loop, save; return (answer, messages).
 
     If files the session read changed since it was saved: `on_stale="raise"` raises StaleSession,
@@ -62,22 +69,39 @@ def resume_session(name: str, prompt: str, *, store: SessionStore | Path | str =
     if changes:
         if on_stale == "raise":
             listed = ", ".join(f"{c.path} ({'deleted' if c.deleted else 'changed'})" for c in changes)
-            raise StaleSession(f"Session {name!r} is stale: files it read changed since it was saved: {listed}.",
-                               changed=changes, path=sessions.path(name),
-                               hint="Resume with on_stale='inform' (tell the model what changed) or 'fresh' (start "
-                                    "over from a summary), or re-read the files yourself.")
+            raise StaleSession(
+                f"Session {name!r} is stale: files it read changed since it was saved: {listed}.",
+                changed=changes,
+                path=sessions.path(name),
+                hint="Resume with on_stale='inform' (tell the model what changed) or 'fresh' (start "
+                "over from a summary), or re-read the files yourself.",
+            )
         if on_stale == "fresh":
-            return start_fresh_with_summary(summary or last_answer(history), prompt, name=name, store=sessions,
-                                            loop=loop, changes=changes, **loop_kwargs)
+            return start_fresh_with_summary(
+                summary or last_answer(history),
+                prompt,
+                name=name,
+                store=sessions,
+                loop=loop,
+                changes=changes,
+                **loop_kwargs,
+            )
         prompt = what_changed(changes) + prompt
     answer, messages = call_loop(loop, [*history, {"role": "user", "content": prompt}], loop_kwargs)
     sessions.save(name, messages)
     return answer, messages
 
 
-def start_fresh_with_summary(summary: str, prompt: str, *, name: str | None = None,
-                             store: SessionStore | Path | str = "sessions", loop: Loop = run_agentic_loop,
-                             changes: list[FileChange] = (), **loop_kwargs: Any) -> tuple[str, list[dict[str, Any]]]:
+def start_fresh_with_summary(
+    summary: str,
+    prompt: str,
+    *,
+    name: str | None = None,
+    store: SessionStore | Path | str = "sessions",
+    loop: Loop = run_agentic_loop,
+    changes: list[FileChange] = (),
+    **loop_kwargs: Any,
+) -> tuple[str, list[dict[str, Any]]]:
     """Start a new conversation from a short curated summary (and what changed); save it as `name` if given."""
     opening = f"Summary of the earlier session:\n{summary.strip()}\n\n" + (what_changed(changes) if changes else "")
     answer, messages = call_loop(loop, [{"role": "user", "content": opening + prompt}], loop_kwargs)
@@ -117,18 +141,24 @@ def call_loop(loop: Loop, messages: list[dict[str, Any]], loop_kwargs: dict[str,
     given = plain(messages)
     returned = loop(messages, **loop_kwargs)
     if not (isinstance(returned, tuple) and len(returned) == 2):
-        raise SessionFormatError(f"The agent loop {name} returned {type(returned).__name__}, not (answer, messages).",
-                                 hint="Return the answer and the whole conversation: `return answer, messages`.")
+        raise SessionFormatError(
+            f"The agent loop {name} returned {type(returned).__name__}, not (answer, messages).",
+            hint="Return the answer and the whole conversation: `return answer, messages`.",
+        )
     answer, result = returned
     result = check_messages(result, f"the messages {name} returned")
-    if result[:len(given)] != given:
-        raise SessionFormatError(f"The messages {name} returned do not start with the {len(given)} it was given: "
-                                 "it dropped or rewrote history, and saving them would lose it.",
-                                 hint="Append to the list you were given (or a copy of all of it) and return that.")
-    if not any(m["role"] == "assistant" for m in result[len(given):]):
-        raise SessionFormatError(f"The messages {name} returned hold no model answer after the prompt: it probably "
-                                 "appended to a copy and returned the list it was given.",
-                                 hint="Return the list you appended the model's replies to.")
+    if result[: len(given)] != given:
+        raise SessionFormatError(
+            f"The messages {name} returned do not start with the {len(given)} it was given: "
+            "it dropped or rewrote history, and saving them would lose it.",
+            hint="Append to the list you were given (or a copy of all of it) and return that.",
+        )
+    if not any(m["role"] == "assistant" for m in result[len(given) :]):
+        raise SessionFormatError(
+            f"The messages {name} returned hold no model answer after the prompt: it probably "
+            "appended to a copy and returned the list it was given.",
+            hint="Return the list you appended the model's replies to.",
+        )
     if not isinstance(answer, str):
         raise SessionFormatError(f"The agent loop {name} returned a {type(answer).__name__} as its answer, not a str.")
     return answer, result

@@ -29,16 +29,20 @@ FORMAT = "pytest-controlplane/session-v1"
 PATH_KEYS = ("path", "file_path", "filename")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 # What str() of an anthropic SDK block looks like: the seed's json.dumps(..., default=str) wrote these.
-_STRINGIFIED_SDK = re.compile(r"\b(TextBlock|ToolUseBlock|ToolResultBlock|ThinkingBlock|Message)\((citations|id|text|"
-                              r"type|signature|content)=")
+_STRINGIFIED_SDK = re.compile(
+    r"\b(TextBlock|ToolUseBlock|ToolResultBlock|ThinkingBlock|Message)\((citations|id|text|"
+    r"type|signature|content)="
+)
 
 
 def check_name(name: object) -> str:
     """A session name is a file name, never a path: letters, digits, '.', '_', '-'; no '..'."""
     if not isinstance(name, str) or not _NAME.fullmatch(name) or ".." in name:
-        raise ConfigError(f"Session name {name!r} is not allowed.",
-                          hint="Use letters, digits, '.', '_' and '-' (at most 128, starting with a letter or digit; "
-                               "no path separators, no '..').")
+        raise ConfigError(
+            f"Session name {name!r} is not allowed.",
+            hint="Use letters, digits, '.', '_' and '-' (at most 128, starting with a letter or digit; "
+            "no path separators, no '..').",
+        )
     return name
 
 
@@ -51,7 +55,8 @@ def plain(value: Any, where: str = "messages") -> Any:
             raise SessionFormatError(
                 f"{where} holds an SDK object turned into a string ({value[:80]!r}...).",
                 hint="Store the blocks themselves (or block.model_dump()); json.dumps(..., default=str) or str() "
-                     "on SDK objects loses them — the model would later be sent their Python repr.")
+                "on SDK objects loses them — the model would later be sent their Python repr.",
+            )
         return value
     if isinstance(value, Mapping):
         return {str(key): plain(item, f"{where}.{key}") for key, item in value.items()}
@@ -60,8 +65,10 @@ def plain(value: Any, where: str = "messages") -> Any:
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         return plain(dump(mode="json", exclude_none=True), where)
-    raise SessionFormatError(f"{where} is a {type(value).__name__}, which a session cannot store.",
-                             hint="Messages hold strings, numbers, lists and dicts (SDK blocks are converted).")
+    raise SessionFormatError(
+        f"{where} is a {type(value).__name__}, which a session cannot store.",
+        hint="Messages hold strings, numbers, lists and dicts (SDK blocks are converted).",
+    )
 
 
 def check_messages(messages: Any, where: str = "messages") -> list[dict[str, Any]]:
@@ -71,13 +78,16 @@ def check_messages(messages: Any, where: str = "messages") -> list[dict[str, Any
     result = plain(list(messages), where)
     for index, message in enumerate(result):
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
-            raise SessionFormatError(f"{where}[{index}] is not a message with role 'user' or 'assistant': "
-                                     f"{json.dumps(message)[:120]}")
+            raise SessionFormatError(
+                f"{where}[{index}] is not a message with role 'user' or 'assistant': {json.dumps(message)[:120]}"
+            )
         content = message.get("content")
         if not isinstance(content, str) and not (
-                isinstance(content, list) and all(isinstance(b, dict) and "type" in b for b in content)):
-            raise SessionFormatError(f"{where}[{index}].content is neither a string nor a list of typed blocks: "
-                                     f"{json.dumps(content)[:120]}")
+            isinstance(content, list) and all(isinstance(b, dict) and "type" in b for b in content)
+        ):
+            raise SessionFormatError(
+                f"{where}[{index}].content is neither a string nor a list of typed blocks: {json.dumps(content)[:120]}"
+            )
     return result
 
 
@@ -103,9 +113,14 @@ class SessionStore:
     says which tools read files: names (the path is the input's "path", "file_path" or "filename"),
     or a mapping tool name -> input key.  By default, any tool whose name contains "read"."""
 
-    def __init__(self, directory: Path | str, *, root: Path | str | None = None,
-                 reading_tools: Iterable[str] | Mapping[str, str] | None = None,
-                 before_replace: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path | str,
+        *,
+        root: Path | str | None = None,
+        reading_tools: Iterable[str] | Mapping[str, str] | None = None,
+        before_replace: Callable[[], None] | None = None,
+    ) -> None:
         """`before_replace` runs inside every save, after the new file is written and before it replaces the old
         one (crash tests stop there)."""
         self.directory = Path(directory)
@@ -134,8 +149,9 @@ class SessionStore:
         path = self.path(name)
         checked = check_messages(messages)
         record = {"format": FORMAT, "name": name, "messages": checked, "reads": self._reads(checked)}
-        write_atomically(path, json.dumps(record, indent=1, ensure_ascii=False).encode("utf-8"),
-                         before_replace=self.before_replace)
+        write_atomically(
+            path, json.dumps(record, indent=1, ensure_ascii=False).encode("utf-8"), before_replace=self.before_replace
+        )
         return path
 
     def load(self, name: str) -> list[dict[str, Any]] | None:
@@ -147,15 +163,21 @@ class SessionStore:
         """Copy session `source` to `new`; from then on they never touch each other's file."""
         record = self._record(source)
         if record is None:
-            raise SessionNotFound(f"Cannot fork session {source!r}: it does not exist in {self.directory}.",
-                                  path=self.path(source), hint=f"Existing sessions: {', '.join(self.names()) or 'none'}.")
+            raise SessionNotFound(
+                f"Cannot fork session {source!r}: it does not exist in {self.directory}.",
+                path=self.path(source),
+                hint=f"Existing sessions: {', '.join(self.names()) or 'none'}.",
+            )
         target = self.path(new)
         if target.exists():
-            raise ConfigError(f"Cannot fork {source!r} into {new!r}: session {new!r} already exists.",
-                              hint="Pick a new name, or delete the old session first.")
+            raise ConfigError(
+                f"Cannot fork {source!r} into {new!r}: session {new!r} already exists.",
+                hint="Pick a new name, or delete the old session first.",
+            )
         record = {**record, "name": new}
-        write_atomically(target, json.dumps(record, indent=1, ensure_ascii=False).encode("utf-8"),
-                         before_replace=self.before_replace)
+        write_atomically(
+            target, json.dumps(record, indent=1, ensure_ascii=False).encode("utf-8"), before_replace=self.before_replace
+        )
         return target
 
     def changes(self, name: str) -> list[FileChange]:
@@ -179,16 +201,20 @@ class SessionStore:
             raw = path.read_bytes()
         except FileNotFoundError:
             return None
-        fix = (f"Restore it from version control, or delete {path} to start the session over.")
+        fix = f"Restore it from version control, or delete {path} to start the session over."
         try:
             record = json.loads(raw)
         except ValueError as error:
-            raise SessionCorrupt(f"Session file {path} is not valid JSON ({error}); it is torn or was written by "
-                                 "something else.", path=path, hint=fix) from None
+            raise SessionCorrupt(
+                f"Session file {path} is not valid JSON ({error}); it is torn or was written by something else.",
+                path=path,
+                hint=fix,
+            ) from None
         if not isinstance(record, dict) or record.get("format") != FORMAT:
             found = record.get("format") if isinstance(record, dict) else type(record).__name__
-            raise SessionCorrupt(f"Session file {path} is not a {FORMAT} file (format: {found!r}).", path=path,
-                                 hint=fix)
+            raise SessionCorrupt(
+                f"Session file {path} is not a {FORMAT} file (format: {found!r}).", path=path, hint=fix
+            )
         try:
             record["messages"] = check_messages(record.get("messages"), f"{path.name}: messages")
         except SessionFormatError as error:

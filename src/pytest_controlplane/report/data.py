@@ -7,8 +7,9 @@ from typing import Any
 from ..errors import ControlPlaneError
 
 
-def collect(session: Any, *, test: str, outcome: str, failure: str = "", mode: str = "",
-            canaries: list[Any] = ()) -> dict[str, Any]:
+def collect(
+    session: Any, *, test: str, outcome: str, failure: str = "", mode: str = "", canaries: list[Any] = ()
+) -> dict[str, Any]:
     """Everything the HTML report of one test needs; `canaries` are the test's Canary objects."""
     exchanges = []
     for exchange in session.gateway.exchanges:
@@ -16,16 +17,31 @@ def collect(session: Any, *, test: str, outcome: str, failure: str = "", mode: s
         if answer is None:
             raw = exchange.body
             answer = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-        exchanges.append({"request": exchange.request.json, "response": answer, "status": exchange.status,
-                          "source": exchange.source})
+        exchanges.append(
+            {"request": exchange.request.json, "response": answer, "status": exchange.status, "source": exchange.source}
+        )
     data: dict[str, Any] = {
-        "test": test, "outcome": outcome, "failure": failure, "agent": type(session.agent).__name__,
+        "test": test,
+        "outcome": outcome,
+        "failure": failure,
+        "agent": type(session.agent).__name__,
         "mode": "script" if session.gateway.mode == "script" else mode,
         "exchanges": exchanges,
-        "tool_calls": [{"name": c.name, "input": c.input, "verdict": c.verdict, "reason": c.reason,
-                        "result": c.result, "consulted": c.consulted} for c in session.tool_calls],
-        "effects": [{"run": c.run, "during": c.during, "path": c.shown_as, "kind": c.kind, "detail": c.detail}
-                    for c in session.effects.diff],
+        "tool_calls": [
+            {
+                "name": c.name,
+                "input": c.input,
+                "verdict": c.verdict,
+                "reason": c.reason,
+                "result": c.result,
+                "consulted": c.consulted,
+            }
+            for c in session.tool_calls
+        ],
+        "effects": [
+            {"run": c.run, "during": c.during, "path": c.shown_as, "kind": c.kind, "detail": c.detail}
+            for c in session.effects.diff
+        ],
         "bookkeeping": len(session.effects.bookkeeping),
         "canaries": [{"name": c.name, "value": c.value, "secret": c.secret} for c in canaries],
         "variants": [_outcome(o) for o in getattr(session, "bypass_outcomes", [])],
@@ -35,8 +51,10 @@ def collect(session: Any, *, test: str, outcome: str, failure: str = "", mode: s
     if canaries:
         from ..canary.canary import find_all
 
-        data["leaks"] = [{"where": leak.where, "canary": leak.canary, "encoding": leak.encoding,
-                          "snippet": leak.snippet} for leak in find_all(list(canaries), session)]
+        data["leaks"] = [
+            {"where": leak.where, "canary": leak.canary, "encoding": leak.encoding, "snippet": leak.snippet}
+            for leak in find_all(list(canaries), session)
+        ]
     if session.runs:
         try:
             data["history_problems"] = [str(p) for p in session.history_problems()]
@@ -51,8 +69,10 @@ def _offered(session: Any) -> list[dict[str, Any]]:
         return []
     from ..bypass.offered import offered_in
 
-    return [{"name": t.name, "class": t.tool_class, "deferred": t.deferred, "why": t.why}
-            for t in offered_in(session.gateway.exchanges)]
+    return [
+        {"name": t.name, "class": t.tool_class, "deferred": t.deferred, "why": t.why}
+        for t in offered_in(session.gateway.exchanges)
+    ]
 
 
 def summary(session: Any, *, mode: str) -> dict[str, Any]:
@@ -67,18 +87,33 @@ def summary(session: Any, *, mode: str) -> dict[str, Any]:
         tokens_in += counts[0]
         tokens_out += counts[1]
     sources = [e.source for e in requests]
-    return {"mode": session.gateway.mode if session.gateway.mode == "script" else mode, "turns": len(requests),
-            "tokens_in": tokens_in, "tokens_out": tokens_out, "hits": sources.count("cassette"),
-            "recorded": sources.count("upstream"), "misses": sum(1 for e in requests if "ReplayMiss" in e.notes),
-            "normalised": sum(1 for e in requests if NORMALISED_MATCH in e.notes),
-            "missing": int(any("CassetteNotFound" in e.notes for e in requests)),
-            "unused": session.gateway.unplayed()}
+    return {
+        "mode": session.gateway.mode if session.gateway.mode == "script" else mode,
+        "turns": len(requests),
+        "tokens_in": tokens_in,
+        "tokens_out": tokens_out,
+        "hits": sources.count("cassette"),
+        "recorded": sources.count("upstream"),
+        "misses": sum(1 for e in requests if "ReplayMiss" in e.notes),
+        "normalised": sum(1 for e in requests if NORMALISED_MATCH in e.notes),
+        "missing": int(any("CassetteNotFound" in e.notes for e in requests)),
+        "unused": session.gateway.unplayed(),
+    }
 
 
 def _outcome(outcome: Any) -> dict[str, Any]:
     variant = outcome.variant
-    return {"id": variant.id, "route": variant.route, "form": variant.form, "reference": variant.reference,
-            "reproduction": variant.reproduction(), "verdict": outcome.verdict, "evidence": outcome.evidence,
-            "consulted": {True: "yes", False: "no (fail-open?)", None: "cannot tell"}[outcome.consulted],
-            "held_by": outcome.held_by, "why": outcome.reason, "planted": outcome.planted,
-            "callback_consulted": outcome.call.permissions_consulted if outcome.call else 0}
+    return {
+        "id": variant.id,
+        "route": variant.route,
+        "form": variant.form,
+        "reference": variant.reference,
+        "reproduction": variant.reproduction(),
+        "verdict": outcome.verdict,
+        "evidence": outcome.evidence,
+        "consulted": {True: "yes", False: "no (fail-open?)", None: "cannot tell"}[outcome.consulted],
+        "held_by": outcome.held_by,
+        "why": outcome.reason,
+        "planted": outcome.planted,
+        "callback_consulted": outcome.call.permissions_consulted if outcome.call else 0,
+    }

@@ -37,34 +37,58 @@ details{margin:4px 0} summary{cursor:pointer;font-weight:600}
 def render(data: dict[str, Any]) -> str:
     """The report for `data` (see `collect`), as one HTML document."""
     marker = _Marker(data.get("canaries", []))
-    parts = [f"<h1>{_e(data['test'])}</h1>",
-             f"<div class=meta><span class={_e(data['outcome'])}>{_e(data['outcome'].upper())}</span> · mode "
-             f"{_e(data.get('mode', '?'))} · agent {_e(data.get('agent', '?'))} · {len(data.get('exchanges', []))} "
-             f"model request(s)</div>"]
+    parts = [
+        f"<h1>{_e(data['test'])}</h1>",
+        f"<div class=meta><span class={_e(data['outcome'])}>{_e(data['outcome'].upper())}</span> · mode "
+        f"{_e(data.get('mode', '?'))} · agent {_e(data.get('agent', '?'))} · {len(data.get('exchanges', []))} "
+        f"model request(s)</div>",
+    ]
     if data.get("failure"):
         parts.append("<h2>Failure</h2>" + f"<pre>{marker(data['failure'])}</pre>")
     for variant in data.get("variants", []):
         parts.append("<h2>Bypass variant</h2>" + _variant(variant, marker))
     if data.get("offered"):
-        parts.append("<h2>Tools the agent offers</h2>" + _table(["tool", "class", "why"], [
-            [_e(t["name"] + (" (deferred)" if t["deferred"] else "")),
-             _e(t["class"] + (": offered, not covered" if t["class"] == "other" else "")), _e(t["why"])]
-            for t in data["offered"]]))
+        parts.append(
+            "<h2>Tools the agent offers</h2>"
+            + _table(
+                ["tool", "class", "why"],
+                [
+                    [
+                        _e(t["name"] + (" (deferred)" if t["deferred"] else "")),
+                        _e(t["class"] + (": offered, not covered" if t["class"] == "other" else "")),
+                        _e(t["why"]),
+                    ]
+                    for t in data["offered"]
+                ],
+            )
+        )
     parts.append("<h2>Tool calls</h2>" + _tool_calls(data.get("tool_calls", []), marker))
     parts.append("<h2>Effects</h2>" + _effects(data.get("effects", []), data.get("bookkeeping", 0), marker))
     if data.get("leaks"):
-        parts.append("<h2>Canary finds</h2>" + _table(["where", "canary", "encoding", "in context"],
-                     [[marker(leak["where"]), _e(leak["canary"]), _e(leak["encoding"]), marker(leak["snippet"])]
-                      for leak in data["leaks"]]))
+        parts.append(
+            "<h2>Canary finds</h2>"
+            + _table(
+                ["where", "canary", "encoding", "in context"],
+                [
+                    [marker(leak["where"]), _e(leak["canary"]), _e(leak["encoding"]), marker(leak["snippet"])]
+                    for leak in data["leaks"]
+                ],
+            )
+        )
     for crash in data.get("crashes", []):
         parts.append("<h2>Crash points</h2>" + f"<pre>{marker(crash)}</pre>")
     if data.get("history_problems"):
-        parts.append("<h2>History problems</h2><ul>" + "".join(f"<li>{marker(p)}</li>"
-                                                                for p in data["history_problems"]) + "</ul>")
+        parts.append(
+            "<h2>History problems</h2><ul>"
+            + "".join(f"<li>{marker(p)}</li>" for p in data["history_problems"])
+            + "</ul>"
+        )
     parts.append("<h2>Conversation (as the model saw it)</h2>" + _conversation(data.get("exchanges", []), marker))
     body = "\n".join(parts)
-    return (f"<!doctype html><html><head><meta charset=utf-8><title>{_e(data['test'])}</title>"
-            f"<style>{_STYLE}</style></head><body>{body}</body></html>\n")
+    return (
+        f"<!doctype html><html><head><meta charset=utf-8><title>{_e(data['test'])}</title>"
+        f"<style>{_STYLE}</style></head><body>{body}</body></html>\n"
+    )
 
 
 def write(directory: Path, data: dict[str, Any]) -> Path:
@@ -78,16 +102,25 @@ def write(directory: Path, data: dict[str, Any]) -> Path:
 
 def _variant(variant: dict[str, Any], marker: _Marker) -> str:
     verdict = variant.get("verdict", "")
-    rows = [["variant", _e(variant["id"])], ["route", _e(variant["route"])], ["path form", _e(variant["form"])],
-            ["known report", _e(variant.get("reference") or "—")],
-            ["status", f"<span class='verdict {_e(verdict)}'>{_e(verdict or 'not attempted')}</span>"],
-            *([["held by", _e(variant["held_by"])]] if variant.get("held_by") else []),
-            *([["why", _e(variant["why"])]] if variant.get("why") else []),
-            ["control plane consulted", _e(f"{variant.get('consulted', '?')} (callback consulted: "
-                                           f"{variant.get('callback_consulted', 0)})")],
-            *([["planted by the harness", f"<pre>{_e(chr(10).join(variant['planted']))}</pre>"]]
-              if variant.get("planted") else []),
-            ["reproduce", f"<pre>{marker(variant['reproduction'])}</pre>"]]
+    rows = [
+        ["variant", _e(variant["id"])],
+        ["route", _e(variant["route"])],
+        ["path form", _e(variant["form"])],
+        ["known report", _e(variant.get("reference") or "—")],
+        ["status", f"<span class='verdict {_e(verdict)}'>{_e(verdict or 'not attempted')}</span>"],
+        *([["held by", _e(variant["held_by"])]] if variant.get("held_by") else []),
+        *([["why", _e(variant["why"])]] if variant.get("why") else []),
+        [
+            "control plane consulted",
+            _e(f"{variant.get('consulted', '?')} (callback consulted: {variant.get('callback_consulted', 0)})"),
+        ],
+        *(
+            [["planted by the harness", f"<pre>{_e(chr(10).join(variant['planted']))}</pre>"]]
+            if variant.get("planted")
+            else []
+        ),
+        ["reproduce", f"<pre>{marker(variant['reproduction'])}</pre>"],
+    ]
     if variant.get("evidence"):
         rows.append(["what happened", f"<pre>{marker(variant['evidence'])}</pre>"])
     return _table(["", ""], rows)
@@ -96,21 +129,36 @@ def _variant(variant: dict[str, Any], marker: _Marker) -> str:
 def _tool_calls(calls: list[dict[str, Any]], marker: _Marker) -> str:
     if not calls:
         return "<p>none</p>"
-    return _table(["#", "tool", "input", "verdict", "reason / result"],
-                  [[str(i), _e(c["name"]), f"<pre>{marker(json.dumps(c['input'], ensure_ascii=False))}</pre>",
-                    f"<span class='verdict {_e(c['verdict'])}'>{_e(c['verdict'])}</span>"
-                    f"<div class=meta>{_e(c.get('consulted', ''))}</div>",
-                    marker((c.get("reason") or c.get("result") or "")[:600])]
-                   for i, c in enumerate(calls, start=1)])
+    return _table(
+        ["#", "tool", "input", "verdict", "reason / result"],
+        [
+            [
+                str(i),
+                _e(c["name"]),
+                f"<pre>{marker(json.dumps(c['input'], ensure_ascii=False))}</pre>",
+                f"<span class='verdict {_e(c['verdict'])}'>{_e(c['verdict'])}</span>"
+                f"<div class=meta>{_e(c.get('consulted', ''))}</div>",
+                marker((c.get("reason") or c.get("result") or "")[:600]),
+            ]
+            for i, c in enumerate(calls, start=1)
+        ],
+    )
 
 
 def _effects(changes: list[dict[str, Any]], bookkeeping: int, marker: _Marker) -> str:
     note = f"<p class=meta>{bookkeeping} change(s) to the agent's own state (transcripts, sockets) not shown.</p>"
     if not changes:
         return "<p>no file was changed</p>" + note
-    return _table(["run", "during", "path", "change"],
-                  [[str(c["run"]), marker(c["during"]), marker(c["path"]), marker(f"{c['kind']} ({c['detail']})")]
-                   for c in changes]) + note
+    return (
+        _table(
+            ["run", "during", "path", "change"],
+            [
+                [str(c["run"]), marker(c["during"]), marker(c["path"]), marker(f"{c['kind']} ({c['detail']})")]
+                for c in changes
+            ],
+        )
+        + note
+    )
 
 
 def _conversation(exchanges: list[dict[str, Any]], marker: _Marker) -> str:
@@ -124,23 +172,33 @@ def _conversation(exchanges: list[dict[str, Any]], marker: _Marker) -> str:
         inner = []
         if number == 1 and isinstance(body, dict):
             if body.get("system"):
-                inner.append(f"<details><summary>system prompt</summary><pre>"
-                             f"{marker(json.dumps(body['system'], ensure_ascii=False, indent=1)[:20000])}</pre></details>")
+                inner.append(
+                    f"<details><summary>system prompt</summary><pre>"
+                    f"{marker(json.dumps(body['system'], ensure_ascii=False, indent=1)[:20000])}</pre></details>"
+                )
             if body.get("tools"):
                 names = ", ".join(str(t.get("name")) for t in body["tools"] if isinstance(t, dict))
                 inner.append(f"<p class=meta>tools offered: {_e(names)}</p>")
         inner.append(f"<pre>{marker(json.dumps(new, ensure_ascii=False, indent=1))}</pre>")
-        inner.append(f"<p><b>answer</b> (HTTP {exchange.get('status')}, from {_e(exchange.get('source', '?'))})</p>"
-                     f"<pre>{marker(json.dumps(exchange.get('response'), ensure_ascii=False, indent=1))}</pre>")
-        parts.append(f"<details{' open' if number == len(exchanges) else ''}><summary>Request #{number}: "
-                     f"{len(new)} new message(s)</summary>{''.join(inner)}</details>")
+        inner.append(
+            f"<p><b>answer</b> (HTTP {exchange.get('status')}, from {_e(exchange.get('source', '?'))})</p>"
+            f"<pre>{marker(json.dumps(exchange.get('response'), ensure_ascii=False, indent=1))}</pre>"
+        )
+        parts.append(
+            f"<details{' open' if number == len(exchanges) else ''}><summary>Request #{number}: "
+            f"{len(new)} new message(s)</summary>{''.join(inner)}</details>"
+        )
     return "".join(parts) or "<p>no request reached the model</p>"
 
 
 def _table(head: list[str], rows: list[list[str]]) -> str:
     header = "" if not any(head) else "<tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>"
-    return "<table>" + header + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
-                                        for row in rows) + "</table>"
+    return (
+        "<table>"
+        + header
+        + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+        + "</table>"
+    )
 
 
 def _e(value: Any) -> str:
@@ -167,9 +225,10 @@ class _Marker:
         for hit in self.scanner.scan(data):
             if hit.start < cursor:
                 continue
-            pieces.append(self._plain(data[cursor:hit.start]))
-            pieces.append(f"<mark class=canary>«canary {_e(self.canaries[hit.canary]['name'])}, {_e(hit.encoding)}»"
-                          "</mark>")
+            pieces.append(self._plain(data[cursor : hit.start]))
+            pieces.append(
+                f"<mark class=canary>«canary {_e(self.canaries[hit.canary]['name'])}, {_e(hit.encoding)}»</mark>"
+            )
             cursor = hit.end
         pieces.append(self._plain(data[cursor:]))
         return "".join(pieces)

@@ -20,9 +20,15 @@ def properties(session: Any, *, mode: str) -> list[tuple[str, Any]]:
 
     carried: list[tuple[str, Any]] = [(SUMMARY, summary(session, mode=mode))]
     if session.bypass_outcomes:
-        carried.append((BYPASS, {
-            "variants": [[o.variant.family, o.verdict, route_tool(o.variant)] for o in session.bypass_outcomes],
-            "offered": [[t.name, t.tool_class, t.deferred] for t in offered_in(session.gateway.exchanges)]}))
+        carried.append(
+            (
+                BYPASS,
+                {
+                    "variants": [[o.variant.family, o.verdict, route_tool(o.variant)] for o in session.bypass_outcomes],
+                    "offered": [[t.name, t.tool_class, t.deferred] for t in offered_in(session.gateway.exchanges)],
+                },
+            )
+        )
     return carried
 
 
@@ -47,8 +53,9 @@ class Tally:
                     tally.used.add(value)
                 elif key == BYPASS and call:
                     tally.variants += value["variants"]
-                    tally.offered.update({name: (tool_class, deferred)
-                                          for name, tool_class, deferred in value["offered"]})
+                    tally.offered.update(
+                        {name: (tool_class, deferred) for name, tool_class, deferred in value["offered"]}
+                    )
         return tally
 
     def __bool__(self) -> bool:
@@ -75,8 +82,10 @@ def unused_lines(cassette_dir: Path, used: set[str], root: Path) -> list[str]:
     if not stale or len(stale) == len(cassette_files([cassette_dir])):
         return []
     shown = ", ".join(os.path.relpath(p, root) for p in stale[:5]) + (" ..." if len(stale) > 5 else "")
-    return [f"{len(stale)} cassette file(s) no test of this run used: {shown}; if the whole suite ran, "
-            f"`controlplane cassettes prune {cassette_dir}` lists them and `--yes` deletes them"]
+    return [
+        f"{len(stale)} cassette file(s) no test of this run used: {shown}; if the whole suite ran, "
+        f"`controlplane cassettes prune {cassette_dir}` lists them and `--yes` deletes them"
+    ]
 
 
 _COUNTED = ("turns", "tokens_in", "tokens_out", "hits", "normalised", "recorded", "misses", "unused", "missing")
@@ -90,16 +99,21 @@ def summary_lines(rows: list[tuple[str, dict[str, Any]]], *, each: bool) -> list
         for key in totals:
             totals[key] += int(row.get(key) or 0)
         if each:
-            cassette = "missing" if row.get("missing") else f"{_hits(row)} / {row['misses']} miss(es) / " \
-                                                             f"{row['unused']} unused"
-            lines.append(f"{nodeid}: {row['turns']} turn(s), {row['tokens_in']}+{row['tokens_out']} tokens, cassette "
-                         f"{cassette}, recorded {row['recorded']}, mode {row['mode']}")
+            cassette = (
+                "missing" if row.get("missing") else f"{_hits(row)} / {row['misses']} miss(es) / {row['unused']} unused"
+            )
+            lines.append(
+                f"{nodeid}: {row['turns']} turn(s), {row['tokens_in']}+{row['tokens_out']} tokens, cassette "
+                f"{cassette}, recorded {row['recorded']}, mode {row['mode']}"
+            )
     if rows:
         missing = f", {totals['missing']} cassette(s) missing" if totals["missing"] else ""
-        lines.append(f"total: {len(rows)} agent test(s), {totals['turns']} turn(s), {totals['tokens_in']}+"
-                     f"{totals['tokens_out']} tokens, cassette {_hits(totals)} / {totals['misses']} miss(es) / "
-                     f"{totals['unused']} unused{missing}, recorded {totals['recorded']}"
-                     + ("" if each else " (-v: a line per test)"))
+        lines.append(
+            f"total: {len(rows)} agent test(s), {totals['turns']} turn(s), {totals['tokens_in']}+"
+            f"{totals['tokens_out']} tokens, cassette {_hits(totals)} / {totals['misses']} miss(es) / "
+            f"{totals['unused']} unused{missing}, recorded {totals['recorded']}"
+            + ("" if each else " (-v: a line per test)")
+        )
     return lines
 
 
@@ -117,9 +131,11 @@ def bypass_lines(variants: list[list[str]], not_covered: set[str] = frozenset())
     for family, status, *_ in variants:
         tally = counts.setdefault(family, dict.fromkeys(STATUSES, 0))
         tally[status] = tally.get(status, 0) + 1
-    lines = [f"bypass variants, {family}: " + ", ".join(f"{number} {status.replace('_', ' ')}"
-                                                         for status, number in tally.items())
-             for family, tally in sorted(counts.items())]
+    lines = [
+        f"bypass variants, {family}: "
+        + ", ".join(f"{number} {status.replace('_', ' ')}" for status, number in tally.items())
+        for family, tally in sorted(counts.items())
+    ]
     if variants and not_covered:
         lines.append(f"offered by the agent, not covered by any bypass route: {', '.join(sorted(not_covered))}")
     return lines
@@ -142,9 +158,14 @@ def routes_lines(offered: dict[str, tuple[str, bool]], variants: list[list[str]]
 
     width = max((len(name) for name in offered), default=0)
     lines = ["routes offered by the agent under test (tool, class, variants by family):"]
-    lines += [f"  {name:<{width}}  {tool_class}{' (deferred)' if deferred else ''}: {families(name)}"
-              + ("  <- offered, not covered" if tool_class == "other" else "")
-              for name, (tool_class, deferred) in sorted(offered.items())]
-    lines += [f"  {tool}: {families(tool)}" if tool.startswith("(") else f"  {tool:<{width}}  not offered: "
-              f"{families(tool)}" for tool in sorted(by_tool) if tool not in offered]
+    lines += [
+        f"  {name:<{width}}  {tool_class}{' (deferred)' if deferred else ''}: {families(name)}"
+        + ("  <- offered, not covered" if tool_class == "other" else "")
+        for name, (tool_class, deferred) in sorted(offered.items())
+    ]
+    lines += [
+        f"  {tool}: {families(tool)}" if tool.startswith("(") else f"  {tool:<{width}}  not offered: {families(tool)}"
+        for tool in sorted(by_tool)
+        if tool not in offered
+    ]
     return lines

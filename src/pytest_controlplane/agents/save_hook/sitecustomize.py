@@ -77,7 +77,7 @@ class _Cut:
         self.close()
 
     def write(self, data):
-        self._file.write(data[:max(1, len(data) // 2)])
+        self._file.write(data[: max(1, len(data) // 2)])
         self._file.flush()
         _die()
 
@@ -112,7 +112,7 @@ def _patched_os_open(path, flags, mode=0o777, *, dir_fd=None):
 
 def _patched_os_write(fd, data):
     if fd in _cut_fds:
-        _os_write(fd, bytes(data)[:max(1, len(data) // 2)])
+        _os_write(fd, bytes(data)[: max(1, len(data) // 2)])
         _die()
     return _os_write(fd, data)
 
