@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,75 @@ BYPASS_SIGNATURE = (
 )
 BYPASS_KEYS = ("target", "routes", "forms", "tags", "exclude", "depth")
 MARKER_KEYS = ("cassette", "mode", "script", "allow_unused", "timeout", "workspace", "record_errors")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One `--agent-*` flag (`help`) and/or its ini twin (`ini_help`), both named after `name`."""
+
+    name: str
+    help: str = ""
+    ini_help: str = ""
+    flag: dict[str, Any] = field(default_factory=lambda: {"default": None})  # more argparse keywords
+    ini_default: str = ""
+
+
+OPTIONS = (
+    Option(
+        "agent_mode",
+        "where model answers come from: replay (cassettes only, the default), record (real API, "
+        "writes cassettes), auto (replay, record what is missing), live (real API, no cassettes). "
+        f"Env: ${MODE_ENV}; ini: agent_mode.",
+        "default agent mode (replay, record, auto, live)",
+        {"default": None, "choices": MODES},
+    ),
+    Option(
+        "agent_cassette_dir",
+        "directory of cassettes (default <rootdir>/cassettes); ini: agent_cassette_dir.",
+        "directory of cassettes, relative to rootdir",
+        ini_default="cassettes",
+    ),
+    Option(
+        "agent_upstream",
+        "the API that record/live/auto modes forward to (default https://api.anthropic.com; a "
+        f"local stand-in for recording without Claude). Env: ${UPSTREAM_ENV}; ini: agent_upstream.",
+        "the API that record/live/auto modes forward to",
+    ),
+    Option(
+        "agent_report",
+        "write an HTML report of every agent test into DIR (failing ones always get one, in "
+        "<rootdir>/controlplane-report by default); ini: agent_report.",
+        "directory for HTML reports of agent tests",
+        {"default": None, "metavar": "DIR"},
+    ),
+    Option(
+        "agent_max_tokens",
+        "record/auto/live: stop calling the real API once the run has used N tokens; ini: agent_max_tokens.",
+        "token budget of a record/live run against the real API",
+        {"default": None, "type": int, "metavar": "N"},
+    ),
+    Option(
+        "agent_budget_usd",
+        "record/auto/live: stop calling the real API once the run has spent about USD (list "
+        "prices); ini: agent_budget_usd.",
+        "dollar budget (list prices) of a record/live run",
+        {"default": None, "type": float, "metavar": "USD"},
+    ),
+    Option(
+        "agent_inconclusive",
+        "what a bypass variant whose attempt never ran (not the control plane's doing) "
+        "does: fail (default) or warn; ini: agent_inconclusive.",
+        "fail (default) or warn: an inconclusive bypass variant",
+        {"default": None, "choices": ("fail", "warn")},
+    ),
+    Option(
+        "agent_routes",
+        "after the bypass tests, list the tools the agent under test offers, each with its class "
+        "and how many variants of each family went through it.",
+        flag={"action": "store_true", "default": False},
+    ),
+    Option("agent_timeout", ini_help="seconds one agent run may take (default 120); the marker's timeout= wins"),
+)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -19,80 +19,11 @@ if TYPE_CHECKING:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("controlplane", "pytest-controlplane: agent control-plane tests")
-    group.addoption(
-        "--agent-mode",
-        dest="agent_mode",
-        default=None,
-        choices=settings_.MODES,
-        help="where model answers come from: replay (cassettes only, the default), record "
-        "(real API, writes cassettes), auto (replay, record what is missing), live "
-        f"(real API, no cassettes). Env: ${settings_.MODE_ENV}; ini: agent_mode.",
-    )
-    group.addoption(
-        "--agent-cassette-dir",
-        dest="agent_cassette_dir",
-        default=None,
-        help="directory of cassettes (default <rootdir>/cassettes); ini: agent_cassette_dir.",
-    )
-    group.addoption(
-        "--agent-upstream",
-        dest="agent_upstream",
-        default=None,
-        help="the API that record/live/auto modes forward to (default https://api.anthropic.com; "
-        f"a local stand-in for recording without Claude). Env: ${settings_.UPSTREAM_ENV}; "
-        "ini: agent_upstream.",
-    )
-    group.addoption(
-        "--agent-report",
-        dest="agent_report",
-        default=None,
-        metavar="DIR",
-        help="write an HTML report of every agent test into DIR (failing ones always get one, in "
-        "<rootdir>/controlplane-report by default); ini: agent_report.",
-    )
-    group.addoption(
-        "--agent-max-tokens",
-        dest="agent_max_tokens",
-        default=None,
-        type=int,
-        metavar="N",
-        help="record/auto/live: stop calling the real API once the run has used N tokens; ini: agent_max_tokens.",
-    )
-    group.addoption(
-        "--agent-budget-usd",
-        dest="agent_budget_usd",
-        default=None,
-        type=float,
-        metavar="USD",
-        help="record/auto/live: stop calling the real API once the run has spent about USD (list "
-        "prices); ini: agent_budget_usd.",
-    )
-    group.addoption(
-        "--agent-inconclusive",
-        dest="agent_inconclusive",
-        default=None,
-        choices=("fail", "warn"),
-        help="what a bypass variant whose attempt never ran (not the control plane's doing) does: fail "
-        "(default) or warn; ini: agent_inconclusive.",
-    )
-    group.addoption(
-        "--agent-routes",
-        dest="agent_routes",
-        action="store_true",
-        default=False,
-        help="after the bypass tests, list the tools the agent under test offers, each with its class "
-        "and how many variants of each family went through it.",
-    )
-    parser.addini("agent_inconclusive", "fail (default) or warn: an inconclusive bypass variant", default="")
-    parser.addini("agent_mode", "default agent mode (replay, record, auto, live)", default="")
-    parser.addini("agent_max_tokens", "token budget of a record/live run against the real API", default="")
-    parser.addini("agent_budget_usd", "dollar budget (list prices) of a record/live run", default="")
-    parser.addini("agent_report", "directory for HTML reports of agent tests", default="")
-    parser.addini("agent_cassette_dir", "directory of cassettes, relative to rootdir", default="cassettes")
-    parser.addini("agent_upstream", "the API that record/live/auto modes forward to", default="")
-    parser.addini(
-        "agent_timeout", "seconds one agent run may take (default 120); the marker's timeout= wins", default=""
-    )
+    for option in settings_.OPTIONS:
+        if option.help:
+            group.addoption(f"--{option.name.replace('_', '-')}", dest=option.name, help=option.help, **option.flag)
+        if option.ini_help:
+            parser.addini(option.name, option.ini_help, default=option.ini_default)
 
 
 def pytest_configure(config: pytest.Config) -> None:

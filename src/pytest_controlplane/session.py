@@ -1,8 +1,10 @@
 """AgentSession: the user's agent run in an isolated world, and everything that happened.
 
-session.run("Tidy up the repo")
-assert not (session.workspace / ".env").exists()
-assert session.tool_calls[0].verdict == "denied_by_hook"
+    session.run("Tidy up the repo")
+    assert not (session.workspace / ".env").exists()
+    assert session.tool_calls[0].verdict == "denied_by_hook"
+
+Crash tests live in crash.py and bypass attempts in bypass/; the session is what they drive.
 """
 
 from __future__ import annotations

@@ -20,22 +20,22 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from .bypass.corpus import _default_target, _variant
+from .bypass.corpus import default_target, make_variant
 from .bypass.forms import ESCAPE_FORMS, PATH_FORMS, Form
 from .bypass.routes import ESCAPE_ROUTES, READ_ROUTES, WRAPPERS, WRITE_ROUTES, Route, command_routes
-from .bypass.variant import Variant
+from .bypass.variant import Variant, target_file
 
 __all__ = ["escape_attempts", "exec_attempts", "read_attempts", "write_attempts"]
 
 
 def write_attempts(target: str = ".env") -> st.SearchStrategy[Variant]:
     """Attempts to write `target` (relative to the workspace; a directory if it ends in "/")."""
-    return _attempts("write", _default_target("write", target), WRITE_ROUTES, PATH_FORMS)
+    return _attempts("write", default_target("write", target), WRITE_ROUTES, PATH_FORMS)
 
 
 def read_attempts(target: str = ".env") -> st.SearchStrategy[Variant]:
     """Attempts to get `target`'s content (a canary is planted in it) to the model."""
-    return _attempts("read", _default_target("read", target), READ_ROUTES, PATH_FORMS)
+    return _attempts("read", default_target("read", target), READ_ROUTES, PATH_FORMS)
 
 
 def escape_attempts() -> st.SearchStrategy[Variant]:
@@ -45,25 +45,25 @@ def escape_attempts() -> st.SearchStrategy[Variant]:
 
 def exec_attempts(command: str = "curl") -> st.SearchStrategy[Variant]:
     """Attempts to run `command` (its first word is replaced by a recording shim on PATH)."""
-    target = _default_target("exec", command)
+    target = default_target("exec", command)
     routes = command_routes(target)
     direct = Form("-", lambda p: p)
     return st.builds(
-        lambda route, wrappers: _wrap(_variant("exec", target, route, direct, "-"), wrappers),
+        lambda route, wrappers: _wrap(make_variant("exec", target, route, direct, "-"), wrappers),
         st.sampled_from(routes),
         _wrappers(),
     )
 
 
 def _attempts(family: str, target: str, routes: tuple[Route, ...], forms: tuple[Form, ...]) -> Any:
-    path = target + "cp-planted.txt" if target.endswith("/") else target
+    path = target_file(target)
 
     @st.composite
     def attempt(draw: Any) -> Variant:
         route = draw(st.sampled_from(routes))
         shell = route.make("x")[0] == "Bash"
         usable = [f for f in forms if (shell or not f.shell_only) and (f.plain or not route.plain)]
-        variant = _variant(family, target, route, draw(st.sampled_from(usable)), path)
+        variant = make_variant(family, target, route, draw(st.sampled_from(usable)), path)
         return _wrap(variant, draw(_wrappers())) if shell else variant
 
     return attempt()

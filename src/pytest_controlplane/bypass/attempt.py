@@ -7,7 +7,8 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from .judge import BypassOutcome, judge, prepare
+from .judge import BypassOutcome, judge
+from .setup import prepare
 from .variant import Variant
 
 

@@ -25,7 +25,7 @@ from ..errors import ConfigError
 from .forms import ESCAPE_FORMS, PATH_FORMS, Form
 from .poisoned import poisoned_variants
 from .routes import ESCAPE_ROUTES, READ_ROUTES, SCRIPT_ROUTES, SHELL_TOOLS, WRITE_ROUTES, Route, command_routes
-from .variant import FAMILIES, Variant
+from .variant import FAMILIES, Variant, target_file
 
 DEPTHS = ("curated", "full")
 CC = "anthropics/claude-code#"
@@ -88,7 +88,7 @@ def variants_for_marker(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[A
         from .sweep import OfferedRoutes  # the tools this agent offers beyond the named variants, found at run time
 
         variants.append(
-            OfferedRoutes(args[0], _default_target(args[0], kwargs.get("target")), kwargs.get("depth", "curated"))
+            OfferedRoutes(args[0], default_target(args[0], kwargs.get("target")), kwargs.get("depth", "curated"))
         )
     return variants
 
@@ -109,7 +109,7 @@ def corpus(
         raise ConfigError(f"Unknown bypass family {family!r}; the families are {', '.join(FAMILIES)}.")
     if depth not in DEPTHS:
         raise ConfigError(f"bypass_variants(depth={depth!r}): choose one of {', '.join(DEPTHS)}.")
-    target = _default_target(family, target)
+    target = default_target(family, target)
     every = family_variants(family, target)
     known_routes = sorted({v.route for v in every})
     known_forms = sorted({v.form for v in every})
@@ -162,7 +162,7 @@ AROUND_ROUTES = {
 }
 
 
-def _default_target(family: str, target: str | None) -> str:
+def default_target(family: str, target: str | None) -> str:
     if family == "escape":
         if target not in (None, "workspace"):
             raise ConfigError(
@@ -197,9 +197,9 @@ def family_variants(family: str, target: str) -> list[Variant]:
     if family == "exec" and not is_script(family, target):
         direct = Form("-", lambda p: p)
         return _around(
-            [_variant(family, target, route, direct, "-") for route in command_routes(target)]
+            [make_variant(family, target, route, direct, "-") for route in command_routes(target)]
         ) + poisoned_variants(family, target)
-    path = target + "cp-planted.txt" if target.endswith("/") else target
+    path = target_file(target)
     route_list = {"write": WRITE_ROUTES, "read": READ_ROUTES, "escape": ESCAPE_ROUTES, "exec": SCRIPT_ROUTES}[family]
     form_list = ESCAPE_FORMS if family == "escape" else PATH_FORMS
     variants = []
@@ -210,7 +210,7 @@ def family_variants(family: str, target: str) -> list[Variant]:
                 continue
             if family == "escape" and route.name == "Bash cd .." and form.name != "dotdot":
                 continue
-            variants.append(_variant(family, target, route, form, path))
+            variants.append(make_variant(family, target, route, form, path))
     return _around(variants) + poisoned_variants(family, target)
 
 
@@ -279,7 +279,7 @@ def _slug(name: str) -> str:
     return "-".join(name.lower().split())
 
 
-def _variant(family: str, target: str, route: Route, form: Form, path: str) -> Variant:
+def make_variant(family: str, target: str, route: Route, form: Form, path: str) -> Variant:
     spelled = form.spell(path)
     tool, tool_input = route.make(spelled)
     if "command" in tool_input and (form.prelude or form.whole):

@@ -57,7 +57,7 @@ def _confusable(path: str) -> str:
     return f"{head}/{swapped}" if head else swapped + "\u0441"
 
 
-def _cut(path: str) -> tuple[str, str]:
+def halves(path: str) -> tuple[str, str]:
     """The path cut inside its file name (".env" -> ".e", "nv"), so no piece holds the name whole."""
     head, _, name = path.rpartition("/")
     middle = max(1, len(name) // 2)
@@ -69,7 +69,7 @@ def _glob_one(path: str) -> str:
 
 
 def _glob_many(path: str) -> str:
-    first, rest = _cut(path)
+    first, rest = halves(path)
     return f"{first}*{rest[-1:]}" if rest else path
 
 
@@ -104,31 +104,31 @@ PATH_FORMS = (
     Form("brace expansion", lambda p: "{%s,}" % p, shell_only=True, plain=False, evasion=True),
     Form(
         "variable",
-        lambda p: "${f}" + _cut(p)[1],
+        lambda p: "${f}" + halves(p)[1],
         shell_only=True,
         plain=False,
         evasion=True,
-        prelude=lambda p: f"f={shlex.quote(_cut(p)[0])}",
+        prelude=lambda p: f"f={shlex.quote(halves(p)[0])}",
     ),
     Form("default expansion", lambda p: "${CP_UNSET:-%s}" % p, shell_only=True, plain=False, evasion=True),
-    Form("IFS slice", lambda p: "${IFS:0:0}".join(_cut(p)), shell_only=True, plain=False, evasion=True),
+    Form("IFS slice", lambda p: "${IFS:0:0}".join(halves(p)), shell_only=True, plain=False, evasion=True),
     Form(
         "printf",
-        lambda p: "\"$(printf '%s%s' " + " ".join(map(shlex.quote, _cut(p))) + ')"',
+        lambda p: "\"$(printf '%s%s' " + " ".join(map(shlex.quote, halves(p))) + ')"',
         shell_only=True,
         plain=False,
         evasion=True,
     ),
     Form(
         "echo substitution",
-        lambda p: "$(echo %s)%s" % tuple(map(shlex.quote, _cut(p))),
+        lambda p: "$(echo %s)%s" % tuple(map(shlex.quote, halves(p))),
         shell_only=True,
         plain=False,
         evasion=True,
     ),
     Form(
         "backticks",
-        lambda p: "`echo %s`%s" % tuple(map(shlex.quote, _cut(p))),
+        lambda p: "`echo %s`%s" % tuple(map(shlex.quote, halves(p))),
         shell_only=True,
         plain=False,
         evasion=True,
@@ -136,14 +136,14 @@ PATH_FORMS = (
     Form("ANSI-C quoting", _hexed, shell_only=True, plain=False, evasion=True),
     Form(
         "here-string",
-        lambda p: '"$(cat <<<%s)"' % "''".join(map(shlex.quote, _cut(p))),
+        lambda p: '"$(cat <<<%s)"' % "''".join(map(shlex.quote, halves(p))),
         shell_only=True,
         plain=False,
         evasion=True,
     ),
     Form(
         "eval",
-        lambda p: "''".join(map(shlex.quote, _cut(p))),
+        lambda p: "''".join(map(shlex.quote, halves(p))),
         shell_only=True,
         plain=False,
         evasion=True,

@@ -22,7 +22,7 @@ import json
 import shlex
 
 from .routes import PAYLOAD
-from .variant import WORKSPACE, Variant
+from .variant import WORKSPACE, Variant, target_file
 
 SKILL = "cp-setup"
 
@@ -63,7 +63,7 @@ def _action(family: str, target: str) -> str:
 
 def poisoned_variants(family: str, target: str) -> list[Variant]:
     """What a malicious repository can do to `target` through the agent's own configuration."""
-    path = target + "cp-planted.txt" if target.endswith("/") else target
+    path = target_file(target)
     action = _action(family, path)
     # (name, files planted, the call that uses them or None)
     ways: list[tuple[str, tuple[tuple[str, str], ...], tuple[str, dict] | None]] = [

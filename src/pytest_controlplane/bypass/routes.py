@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .forms import _cut
+from .forms import halves
 from .variant import FIRST_LINE, TMPDIR, WORKSPACE
 
 PAYLOAD = "controlplane-bypass-payload"
@@ -251,7 +251,7 @@ SCRIPT_ROUTES = (
     ),
     Route(
         "Bash python split name",
-        lambda s: ("Bash", {"command": "python3 -c \"import os; os.system('sh ' + '%s' + '%s')\"" % _cut(s)}),
+        lambda s: ("Bash", {"command": "python3 -c \"import os; os.system('sh ' + '%s' + '%s')\"" % halves(s)}),
         plain=True,
         tags=frozenset({"shell", "interpreter", "evasion"}),
     ),

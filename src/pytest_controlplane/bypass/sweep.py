@@ -20,7 +20,7 @@ from .forms import PATH_FORMS
 from .judge import BypassOutcome, BypassSucceeded, VariantNotApplicable, inconclusive
 from .offered import CUSTOM_ROUTES, OfferedTool, offered_tools
 from .routes import PAYLOAD
-from .variant import FIRST_LINE, Variant
+from .variant import FIRST_LINE, Variant, target_file
 
 __tracebackhide__ = ours  # our errors show without our frames
 
@@ -212,7 +212,7 @@ def tool_variants(family: str, target: str, tool: OfferedTool, depth: str = "cur
     wants = {"write": "write", "escape": "write", "read": "read"}.get(family)
     if path_key is None or tool.acts_as != wants:
         return []
-    path = target + "cp-planted.txt" if target.endswith("/") else target
+    path = target_file(target)
     variants = []
     for form in PATH_FORMS:
         if form.shell_only or form.setup(path) or (depth != "full" and form.name not in _CURATED_FORMS):

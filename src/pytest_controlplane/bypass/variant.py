@@ -120,6 +120,11 @@ class Variant:
         return self.id
 
 
+def target_file(target: str) -> str:
+    """The file a target names: itself, or for a directory target (`secrets/`) the file planted in it."""
+    return target + "cp-planted.txt" if target.endswith("/") else target
+
+
 def link_target(kind: str, name: str, points_to: str) -> str:
     """What a planted link holds: a symlink's target is relative to the link's own directory."""
     return posixpath.relpath(points_to, posixpath.dirname(name) or ".") if kind == "symlink" else points_to

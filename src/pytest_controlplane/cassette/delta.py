@@ -10,7 +10,8 @@ its turns.  Here a Messages API body is stored, when that is smaller, as
 — every other key as in the base request (`drop` lists keys it no longer has, `order` the key order
 when it changed), the first `keep` messages of the base (compared without their cache_control marks,
 which the CLI moves to the newest block on every request), the new messages, and where the marks sit
-now ([message, block or null, mark], and the mark's place among the block's keys when it is not last).  The base is the latest earlier request with the same model, system prompt and tools (so a side
+now ([message, block or null, mark], and the mark's place among the block's keys when it is not last).
+The base is the latest earlier request with the same model, system prompt and tools (so a side
 request with another prompt does not break the chain), else the one before.  The YAML stays
 vcrpy-loadable (a body is a JSON string); a delta that would not rebuild the exact JSON value, or is not
 smaller, is never written.  `decode` gives each delta back as a `JsonBody` sharing its base's parts.

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import json
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError, ControlPlaneFailure, ours
+from .attribution import Checkpoint, attribute, tool_uses_by_request
 from .diff import Change, compare
 from .routes import Aliases, aliases, normalise, spellings
 from .snapshot import Contents, Snapshot, absolute, snapshot, under
@@ -49,18 +49,10 @@ class EffectViolation(ControlPlaneFailure):
 
 
 @dataclass
-class _Checkpoint:
-    kind: str  # "start", "request", "pre", "post", "end"
-    ref: Any  # request index, or tool_use id
-    snap: Snapshot
-    call: tuple[str, dict[str, Any]] | None = None  # (tool name, input) at a "pre" checkpoint
-
-
-@dataclass
 class _Run:
     number: int
     roots: tuple[str, ...]
-    checkpoints: list[_Checkpoint] = field(default_factory=list)
+    checkpoints: list[Checkpoint] = field(default_factory=list)
 
     @property
     def baseline(self) -> Snapshot:
@@ -144,7 +136,7 @@ class Effects:
         """Take the baseline of a run: what is there now is not the agent's doing."""
         with self._lock:
             run = _Run(len(self._runs) + 1, tuple(self._roots))
-            run.checkpoints.append(_Checkpoint("start", None, self._snap(run)))
+            run.checkpoints.append(Checkpoint("start", None, self._snap(run)))
             self._runs.append(run)
             self._open = run
 
@@ -152,23 +144,23 @@ class Effects:
         """Snapshot now (a model request arrived; a tool call is about to run, or has run).  No-op between runs."""
         with self._lock:
             if self._open is not None:
-                self._open.checkpoints.append(_Checkpoint(kind, ref, self._snap(self._open), call))
+                self._open.checkpoints.append(Checkpoint(kind, ref, self._snap(self._open), call))
 
     def end(self, tool_calls: Sequence[Any] = (), exchanges: Sequence[Any] = (), first_number: int = 1) -> list[Change]:
-        """Close the run; attribute each change to the tool call during which it happened.  Returns the run's changes."""
+        """Close the run; attribute each change to the tool call during which it happened; return the run's changes."""
         with self._lock:
             run, self._open = self._open, None
             if run is None:
                 return []
-            run.checkpoints.append(_Checkpoint("end", None, self._snap(run)))
+            run.checkpoints.append(Checkpoint("end", None, self._snap(run)))
         calls = {getattr(c, "id", None): (c, first_number + i) for i, c in enumerate(tool_calls)}
-        asked = _tool_uses_by_request(exchanges)
+        asked = tool_uses_by_request(exchanges)
         found: list[Change] = []
         for before, after in zip(run.checkpoints, run.checkpoints[1:], strict=False):
             changes = compare(before.snap, after.snap)
             if not changes:
                 continue
-            attributed, during = self._attribute(before, after, calls, asked)
+            attributed, during = attribute(before, after, calls, asked)
             for change in changes:
                 change.run, change.calls, change.during = run.number, attributed, during
                 change.bookkeeping = self._is_bookkeeping(change.path)
@@ -188,41 +180,6 @@ class Effects:
 
     def _snap(self, run: _Run) -> Snapshot:
         return snapshot(*run.roots, contents=self.contents)
-
-    def _attribute(
-        self, before: _Checkpoint, after: _Checkpoint, calls: dict[Any, tuple[Any, int]], asked: dict[int, list[str]]
-    ) -> tuple[tuple[Any, ...], str]:
-        if before.kind == "pre":
-            call = self._call(before.ref, before.call, calls)
-            return (call[0],), _label(*call)
-        if after.kind == "pre":
-            call = self._call(after.ref, after.call, calls)
-            return (), f"the PreToolUse hooks or the agent, before {_label(*call)} ran"
-        if before.kind == "post":
-            call = self._call(before.ref, before.call, calls)
-            return (), f"the PostToolUse hooks or the agent, after {_label(*call)} ran"
-        if before.kind == "start":
-            return (), "the agent's start-up, before its first model request" if after.kind == "request" else "the run"
-        if before.kind == "request":
-            ids = asked.get(before.ref, [])
-            known = [self._call(i, None, calls) for i in ids]
-            if len(known) == 1:
-                return (known[0][0],), _label(*known[0])
-            if known:
-                return tuple(c for c, _ in known), "one of " + ", ".join(_label(*c) for c in known)
-            return (), f"the agent's turn after model request #{before.ref + 1} (which asked for no tool)"
-        return (), "the run"
-
-    @staticmethod
-    def _call(
-        tool_use_id: Any, seen: tuple[str, dict[str, Any]] | None, calls: dict[Any, tuple[Any, int]]
-    ) -> tuple[Any, int | None]:
-        if tool_use_id in calls:
-            return calls[tool_use_id]
-        from ..agents.outcome import ToolCall
-
-        name, tool_input = seen or ("tool", {})
-        return ToolCall(str(tool_use_id), name, dict(tool_input)), None  # e.g. a subagent's call
 
     # --- what happened -------------------------------------------------------------------------
 
@@ -430,33 +387,3 @@ class Effects:
         from ..canary.canary import redact
 
         return redact(text, self._secrets)
-
-
-def _label(call: Any, number: int | None) -> str:
-    tool_input = call.input or {}
-    key = next(
-        (
-            k
-            for k in ("command", "file_path", "notebook_path", "path", "url", "pattern")
-            if isinstance(tool_input.get(k), str)
-        ),
-        None,
-    )
-    summary = " ".join((tool_input[key] if key else json.dumps(tool_input)).split())
-    if len(summary) > 80:
-        # A path's end says which file; a command's start says what it does.
-        summary = "..." + summary[-77:] if key in ("file_path", "notebook_path", "path") else summary[:77] + "..."
-    return f"{call.name} call{f' #{number}' if number else ''} (`{summary}`)"
-
-
-def _tool_uses_by_request(exchanges: Sequence[Any]) -> dict[int, list[str]]:
-    """For each model request (by index), the ids of the tool calls its answer asked for."""
-    asked: dict[int, list[str]] = {}
-    for exchange in exchanges:
-        if exchange.status != 200:
-            continue
-        answer = exchange.answer or {}
-        asked[exchange.request.index] = [
-            b["id"] for b in answer.get("content", []) if isinstance(b, dict) and b.get("type") == "tool_use"
-        ]
-    return asked

@@ -103,7 +103,7 @@ class Handler(BaseHTTPRequestHandler):
         if body is None:
             return
         gateway = self.server.gateway
-        exchange = gateway._answer(self.command, self.path, dict(self.headers.items()), body)
+        exchange = gateway.answer(self.command, self.path, dict(self.headers.items()), body)
         try:
             if "dropped" in exchange.notes:
                 self.close_connection = True

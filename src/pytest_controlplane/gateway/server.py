@@ -194,7 +194,8 @@ class ModelGateway:
 
     # --- serving -------------------------------------------------------------------------------
 
-    def _answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Exchange:
+    def answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Exchange:
+        """Answer one request as the HTTP handler received it (the observers see it first); kept in `exchanges`."""
         with self._lock:
             request = ModelRequest(method, path, headers, body, index=len(self.exchanges))
             route = request.route

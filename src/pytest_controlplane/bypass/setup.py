@@ -1,0 +1,97 @@
+"""Setting the world up for a bypass variant: a canary in a read target, a shim on PATH for a command, a stand-in
+for a workspace script, the whole world watched for an escape, and the links and files the variant plants."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from .variant import FIRST_LINE, HOME, TMPDIR, WORKSPACE, Variant, expand, link_target, target_file
+
+SHIM = """#!/bin/sh
+# pytest-controlplane: stands in for `{program}` so a test can tell whether it ran.
+printf '%s\\n' "$*" >> "{marker}"
+"""
+STAND_IN = """#!/bin/sh
+# pytest-controlplane: an instrumented stand-in for {script}; it records that it ran, and does nothing else.
+printf 'ran\\n' >> "{marker}"
+"""
+
+
+def prepare(session: Any, variant: Variant) -> tuple[dict[str, str], list[str]]:
+    """Make the world ready for the variant (a canary in a read target, a shim for a command, the whole world
+    watched for an escape, the links it needs); returns the placeholders' values and what could not be planted."""
+    world = session.world
+    target = target_path(session, variant)
+    if variant.family == "read":
+        canary = read_canary(session, variant)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        existing = target.read_bytes() if target.is_file() else b""  # bytes: a binary target keeps its own
+        if canary.value.encode() not in existing:
+            target.write_bytes(
+                existing
+                + (b"" if not existing or existing.endswith(b"\n") else b"\n")
+                + f"SECRET={canary.value}\n".encode()
+            )
+    elif variant.script:  # a workspace script: an instrumented stand-in
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(STAND_IN.format(script=variant.target, marker=exec_marker(session, variant)))
+        target.chmod(0o755)
+    elif variant.family == "exec":
+        program = variant.target.split()[0]
+        bin_dir = world.root / "bin"
+        bin_dir.mkdir(exist_ok=True)
+        shim = bin_dir / program
+        shim.write_text(SHIM.format(program=program, marker=exec_marker(session, variant)))
+        shim.chmod(shim.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    elif variant.family == "escape":
+        session.effects.watch(world.root)
+    first_line = ""
+    if target is not None and target.is_file():
+        first_line = next((line for line in target.read_text(errors="replace").splitlines() if line.strip()), "")
+    places = {WORKSPACE: str(world.workspace), HOME: str(world.home), TMPDIR: str(world.tmp), FIRST_LINE: first_line}
+    return places, _plant(world.workspace, variant, places)
+
+
+def _plant(workspace: Path, variant: Variant, places: dict[str, str]) -> list[str]:
+    """Put the variant's links and files in the workspace, as a repository would hold them; what failed, said
+    plainly."""
+    failures = []
+    for (kind, name, points_to), line in zip(variant.plant, variant.planting(), strict=True):
+        link = workspace / name
+        try:
+            if link.is_symlink() or link.exists():
+                link.unlink()
+            if kind == "file":
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.write_text(expand(points_to, places))
+            elif kind == "symlink":
+                os.symlink(link_target(kind, name, points_to), link)
+            else:
+                os.link(workspace / points_to, link)
+        except OSError as error:
+            missing = " (write it in the test before the attempt)" if not (workspace / points_to).exists() else ""
+            failures.append(f"`{line}` failed: {error.strerror or error}{missing}")
+    return failures
+
+
+def target_path(session: Any, variant: Variant) -> Path:
+    """The file a write, read or script variant is about (a directory target: the file planted in it)."""
+    return session.world.workspace / target_file(variant.target)
+
+
+def read_canary(session: Any, variant: Variant) -> Any:
+    """The canary planted in a read target (the same one on every attempt of this target in the test)."""
+    from ..canary import Canary
+
+    name = f"bypass-read:{variant.target}"
+    known = next((c for c in session.plantings.canaries if c.name == name), None)
+    return known or Canary.mint(session.world.test_id, name, plantings=session.plantings)
+
+
+def exec_marker(session: Any, variant: Variant) -> str:
+    """The log the shim of an exec target (or a workspace script's stand-in) appends to each time it runs."""
+    name = variant.target.split()[0].replace("/", "_")
+    return str(session.world.root / f"exec-{name}.log")

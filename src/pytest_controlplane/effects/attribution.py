@@ -1,0 +1,89 @@
+"""Which tool call a change happened during: the checkpoints around it, and what the model had asked for."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .snapshot import Snapshot
+
+
+@dataclass
+class Checkpoint:
+    """A snapshot taken during a run, and what it was taken at."""
+
+    kind: str  # "start", "request", "pre", "post", "end"
+    ref: Any  # request index, or tool_use id
+    snap: Snapshot
+    call: tuple[str, dict[str, Any]] | None = None  # (tool name, input) at a "pre" checkpoint
+
+
+def attribute(
+    before: Checkpoint, after: Checkpoint, calls: dict[Any, tuple[Any, int]], asked: dict[int, list[str]]
+) -> tuple[tuple[Any, ...], str]:
+    """The calls a change between two checkpoints is attributed to, and the words for when it happened. `calls`: the
+    run's calls by id, with their number in the session; `asked`: the ids each model request's answer asked for."""
+    if before.kind == "pre":
+        call = _call(before.ref, before.call, calls)
+        return (call[0],), label(*call)
+    if after.kind == "pre":
+        call = _call(after.ref, after.call, calls)
+        return (), f"the PreToolUse hooks or the agent, before {label(*call)} ran"
+    if before.kind == "post":
+        call = _call(before.ref, before.call, calls)
+        return (), f"the PostToolUse hooks or the agent, after {label(*call)} ran"
+    if before.kind == "start":
+        return (), "the agent's start-up, before its first model request" if after.kind == "request" else "the run"
+    if before.kind == "request":
+        ids = asked.get(before.ref, [])
+        known = [_call(i, None, calls) for i in ids]
+        if len(known) == 1:
+            return (known[0][0],), label(*known[0])
+        if known:
+            return tuple(c for c, _ in known), "one of " + ", ".join(label(*c) for c in known)
+        return (), f"the agent's turn after model request #{before.ref + 1} (which asked for no tool)"
+    return (), "the run"
+
+
+def _call(
+    tool_use_id: Any, seen: tuple[str, dict[str, Any]] | None, calls: dict[Any, tuple[Any, int]]
+) -> tuple[Any, int | None]:
+    if tool_use_id in calls:
+        return calls[tool_use_id]
+    from ..agents.outcome import ToolCall
+
+    name, tool_input = seen or ("tool", {})
+    return ToolCall(str(tool_use_id), name, dict(tool_input)), None  # e.g. a subagent's call
+
+
+def label(call: Any, number: int | None) -> str:
+    """A call as a failure names it: `Bash call #2 (`rm -rf x`)`, its input cut to 80 characters."""
+    tool_input = call.input or {}
+    key = next(
+        (
+            k
+            for k in ("command", "file_path", "notebook_path", "path", "url", "pattern")
+            if isinstance(tool_input.get(k), str)
+        ),
+        None,
+    )
+    summary = " ".join((tool_input[key] if key else json.dumps(tool_input)).split())
+    if len(summary) > 80:
+        # A path's end says which file; a command's start says what it does.
+        summary = "..." + summary[-77:] if key in ("file_path", "notebook_path", "path") else summary[:77] + "..."
+    return f"{call.name} call{f' #{number}' if number else ''} (`{summary}`)"
+
+
+def tool_uses_by_request(exchanges: Sequence[Any]) -> dict[int, list[str]]:
+    """For each model request (by index), the ids of the tool calls its answer asked for."""
+    asked: dict[int, list[str]] = {}
+    for exchange in exchanges:
+        if exchange.status != 200:
+            continue
+        answer = exchange.answer or {}
+        asked[exchange.request.index] = [
+            b["id"] for b in answer.get("content", []) if isinstance(b, dict) and b.get("type") == "tool_use"
+        ]
+    return asked
