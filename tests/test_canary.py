@@ -193,7 +193,7 @@ def _table_form(encoding: str, value: str) -> str:
 
 
 @pytest.mark.parametrize(("surface", "encoding"), [(s, e) for s in SURFACES for e in sorted(ENCODERS)],
-                         ids=[f"{s.replace(' ', '-')}:{e}" for s in SURFACES for e in sorted(ENCODERS)])
+                         ids=[f"{s.replace(' ', '-')}:{e.lstrip(chr(92))}" for s in SURFACES for e in sorted(ENCODERS)])
 def test_each_encoding_is_found_on_each_surface_and_named(tmp_path, surface, encoding):
     canary = Canary.mint("table", "API_KEY")
     content = f"the key is {_table_form(encoding, canary.value)}."
