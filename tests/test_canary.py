@@ -304,6 +304,44 @@ def test_find_leaks_reports_surface_location_encoding_and_a_redacted_snippet():
     assert find_leaks(value, "nothing here") == []
 
 
+def test_a_value_needs_sixteen_characters_and_sixteen_are_enough():
+    assert Canary("k" * 8 + "Q7vX2mZp").value == "kkkkkkkkQ7vX2mZp"
+    with pytest.raises(ConfigError, match="needs 16\\+ characters.*'short' has 15"):
+        Canary("k" * 7 + "Q7vX2mZp", name="short")
+
+
+def test_a_canary_is_found_as_a_key_as_the_whole_document_and_in_an_error_answer():
+    """Every JSON leaf is scanned, keys included; a document that is one string is found at its top level; and an
+    answer the gateway cannot assemble into a message (an error page, a plain text body) is scanned as it came."""
+    value = Canary.mint("edges", "K").value
+    [leak] = find_leaks(value, [Surface.from_json("sdk message", "message #1", {"outer": {value: 1}})])
+    assert (leak.where, leak.encoding) == ("message #1, a key of outer", "raw")
+    [leak] = find_leaks(value, [Surface.from_json("sdk message", "message #2", value)])
+    assert leak.where == "message #2, (top level)"
+    request = ModelRequest("POST", "/v1/messages", {"x-trace": f"t={value}"}, b"{}", index=0)
+    page = f"<html>upstream said: {value}</html>".encode()
+    surfaces = list(exchange_surfaces(0, Exchange(request, make_response(502, page, "text/html"), "test")))
+    assert [(s.kind, s.name) for s in surfaces] == [("request", "request #1"),
+                                                   ("request headers", "request #1 headers"),
+                                                   ("response", "response #1")]
+    found = find_leaks(value, surfaces)
+    assert [(leak.surface, leak.where) for leak in found] == [
+        ("request headers", "request #1 headers, x-trace"), ("response", "response #1, line 1")]
+
+
+def test_a_snippet_keeps_to_its_context_and_marks_each_cut_end():
+    """A snippet shows 24 bytes each side, with … where it cut its line; a second find outside that window is
+    not shown, and one the window cuts into is named whole (the window widens to take it in)."""
+    value = Canary.mint("snippet", "K").value
+    far = "x" * 40
+    [first, second] = find_leaks(value, f"{far}A={value};{far}B={value};{far}")
+    assert first.snippet == f"…{'x' * 22}A=«secret canary»;{'x' * 23}…"
+    assert second.snippet.startswith("…") and second.snippet.endswith("…")
+    [one, two] = find_leaks(value, f"A={value};B={value}")
+    assert one.snippet == "A=«secret canary»;B=«secret canary»"
+    assert two.snippet == "…«secret canary»;B=«secret canary»"
+
+
 def test_minting_is_deterministic_per_test_and_name():
     first, again = Canary.mint("tests/t.py::test_a", "API_KEY"), Canary.mint("tests/t.py::test_a", "API_KEY")
     assert first.value == again.value and first.value.startswith("cp-canary-") and len(first.value) == 34
