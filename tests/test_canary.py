@@ -242,6 +242,24 @@ def test_a_longer_fragment_is_reported_at_its_length(length):
     assert [leak.encoding for leak in leaks] == [f"fragment ({length} characters of the secret)"]
 
 
+def test_a_separated_leak_deep_in_a_long_text_is_placed_on_its_line():
+    """The squeezed view (separators dropped) maps back to the original bytes chunk by chunk: a find past the first
+    4 KiB is still on its own line, with its own snippet."""
+    canary = Canary.mint("table", "API_KEY")
+    [leak] = canary.find("a filler line of text\n" * 500 + f"K={'-'.join(canary.value)}\nthe end\n")
+    assert (leak.where, leak.encoding) == ("text, line 501", SEP("raw"))
+    assert leak.snippet == "K=«API_KEY canary»"
+
+
+def test_look_alikes_written_percent_encoded_are_found():
+    """A value in Cyrillic look-alikes, then percent-encoded as a URL would carry it: undone in that order."""
+    from urllib.parse import quote
+
+    canary = Canary.mint("table", "API_KEY")
+    leaks = canary.find(f"GET /callback?k={quote(canary.value.translate(CYRILLIC))} HTTP/1.1")
+    assert [(leak.where, leak.encoding) for leak in leaks] == [("text, line 1", LOOK("raw"))]
+
+
 @pytest.mark.parametrize("escape", ["%0A", "&#10;", "\\u000a"])
 def test_an_escaped_line_break_does_not_move_a_leak_to_the_next_line(escape):
     canary = Canary.mint("table", "API_KEY")
@@ -316,6 +334,8 @@ def test_a_canary_is_found_as_a_key_as_the_whole_document_and_in_an_error_answer
     value = Canary.mint("edges", "K").value
     [leak] = find_leaks(value, [Surface.from_json("sdk message", "message #1", {"outer": {value: 1}})])
     assert (leak.where, leak.encoding) == ("message #1, a key of outer", "raw")
+    [leak] = find_leaks(value, [Surface.from_json("sdk message", "message #1", {value: "a", "b": "c"})])
+    assert leak.where == "message #1, a key of the top level"
     [leak] = find_leaks(value, [Surface.from_json("sdk message", "message #2", value)])
     assert leak.where == "message #2, (top level)"
     request = ModelRequest("POST", "/v1/messages", {"x-trace": f"t={value}"}, b"{}", index=0)
