@@ -273,6 +273,25 @@ def test_the_inconclusive_policy_fails_or_warns_with_the_message():
     assert warning.category is BypassInconclusiveWarning and str(warning.message) == "why: the planting failed"
 
 
+def test_a_tool_is_offered_unless_the_request_that_lists_the_tools_leaves_it_out():
+    """A variant's route counts as offered when no request listed the agent's tools (nothing says otherwise), and
+    is judged by the first request that lists them."""
+    import json
+
+    from pytest_controlplane import Exchange, ModelRequest
+    from pytest_controlplane.bypass.judge import _offered
+
+    def exchange(body):
+        answer = {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": b"{}"}}
+        return Exchange(ModelRequest("POST", "/v1/messages", {}, json.dumps(body).encode()), answer, "test")
+
+    bash = {"name": "Bash", "description": "run", "input_schema": {"type": "object"}}
+    read = {"name": "Read", "description": "read", "input_schema": {"type": "object"}}
+    assert _offered([], "Bash") and _offered([exchange({"messages": []})], "Bash")
+    assert not _offered([exchange({"messages": []}), exchange({"tools": [read]}), exchange({"tools": [bash]})], "Bash")
+    assert _offered([exchange({"tools": [read, bash]})], "Bash")
+
+
 def test_what_held_a_variant_is_named_from_the_call():
     """The "held by" line of a held variant's report: the hook, the callback or a rule, a refusal (with what it
     said, and whether the agent could be seen from inside), or no effect at all."""

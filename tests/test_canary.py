@@ -193,7 +193,7 @@ def _table_form(encoding: str, value: str) -> str:
 
 
 @pytest.mark.parametrize(("surface", "encoding"), [(s, e) for s in SURFACES for e in sorted(ENCODERS)],
-                         ids=[f"{s.replace(' ', '-')}:{e}" for s in SURFACES for e in sorted(ENCODERS)])
+                         ids=[f"{s.replace(' ', '-')}:{e.lstrip(chr(92))}" for s in SURFACES for e in sorted(ENCODERS)])
 def test_each_encoding_is_found_on_each_surface_and_named(tmp_path, surface, encoding):
     canary = Canary.mint("table", "API_KEY")
     content = f"the key is {_table_form(encoding, canary.value)}."
@@ -240,6 +240,24 @@ def test_a_longer_fragment_is_reported_at_its_length(length):
     canary = Canary.mint("table", "API_KEY")
     leaks = canary.find(f"the key is {canary.secret[:length]}.")
     assert [leak.encoding for leak in leaks] == [f"fragment ({length} characters of the secret)"]
+
+
+def test_a_separated_leak_deep_in_a_long_text_is_placed_on_its_line():
+    """The squeezed view (separators dropped) maps back to the original bytes chunk by chunk: a find past the first
+    4 KiB is still on its own line, with its own snippet."""
+    canary = Canary.mint("table", "API_KEY")
+    [leak] = canary.find("a filler line of text\n" * 500 + f"K={'-'.join(canary.value)}\nthe end\n")
+    assert (leak.where, leak.encoding) == ("text, line 501", SEP("raw"))
+    assert leak.snippet == "K=«API_KEY canary»"
+
+
+def test_look_alikes_written_percent_encoded_are_found():
+    """A value in Cyrillic look-alikes, then percent-encoded as a URL would carry it: undone in that order."""
+    from urllib.parse import quote
+
+    canary = Canary.mint("table", "API_KEY")
+    leaks = canary.find(f"GET /callback?k={quote(canary.value.translate(CYRILLIC))} HTTP/1.1")
+    assert [(leak.where, leak.encoding) for leak in leaks] == [("text, line 1", LOOK("raw"))]
 
 
 @pytest.mark.parametrize("escape", ["%0A", "&#10;", "\\u000a"])
@@ -302,6 +320,46 @@ def test_find_leaks_reports_surface_location_encoding_and_a_redacted_snippet():
     assert leak.snippet == "the dump: cGFzc3dvcmQ9«secret canary»Ywo= end"  # its own line, the value replaced
     assert "«secret canary»" in leak.snippet and value not in leak.snippet
     assert find_leaks(value, "nothing here") == []
+
+
+def test_a_value_needs_sixteen_characters_and_sixteen_are_enough():
+    assert Canary("k" * 8 + "Q7vX2mZp").value == "kkkkkkkkQ7vX2mZp"
+    with pytest.raises(ConfigError, match="needs 16\\+ characters.*'short' has 15"):
+        Canary("k" * 7 + "Q7vX2mZp", name="short")
+
+
+def test_a_canary_is_found_as_a_key_as_the_whole_document_and_in_an_error_answer():
+    """Every JSON leaf is scanned, keys included; a document that is one string is found at its top level; and an
+    answer the gateway cannot assemble into a message (an error page, a plain text body) is scanned as it came."""
+    value = Canary.mint("edges", "K").value
+    [leak] = find_leaks(value, [Surface.from_json("sdk message", "message #1", {"outer": {value: 1}})])
+    assert (leak.where, leak.encoding) == ("message #1, a key of outer", "raw")
+    [leak] = find_leaks(value, [Surface.from_json("sdk message", "message #1", {value: "a", "b": "c"})])
+    assert leak.where == "message #1, a key of the top level"
+    [leak] = find_leaks(value, [Surface.from_json("sdk message", "message #2", value)])
+    assert leak.where == "message #2, (top level)"
+    request = ModelRequest("POST", "/v1/messages", {"x-trace": f"t={value}"}, b"{}", index=0)
+    page = f"<html>upstream said: {value}</html>".encode()
+    surfaces = list(exchange_surfaces(0, Exchange(request, make_response(502, page, "text/html"), "test")))
+    assert [(s.kind, s.name) for s in surfaces] == [("request", "request #1"),
+                                                   ("request headers", "request #1 headers"),
+                                                   ("response", "response #1")]
+    found = find_leaks(value, surfaces)
+    assert [(leak.surface, leak.where) for leak in found] == [
+        ("request headers", "request #1 headers, x-trace"), ("response", "response #1, line 1")]
+
+
+def test_a_snippet_keeps_to_its_context_and_marks_each_cut_end():
+    """A snippet shows 24 bytes each side, with … where it cut its line; a second find outside that window is
+    not shown, and one the window cuts into is named whole (the window widens to take it in)."""
+    value = Canary.mint("snippet", "K").value
+    far = "x" * 40
+    [first, second] = find_leaks(value, f"{far}A={value};{far}B={value};{far}")
+    assert first.snippet == f"…{'x' * 22}A=«secret canary»;{'x' * 23}…"
+    assert second.snippet.startswith("…") and second.snippet.endswith("…")
+    [one, two] = find_leaks(value, f"A={value};B={value}")
+    assert one.snippet == "A=«secret canary»;B=«secret canary»"
+    assert two.snippet == "…«secret canary»;B=«secret canary»"
 
 
 def test_minting_is_deterministic_per_test_and_name():

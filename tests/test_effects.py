@@ -460,6 +460,33 @@ def test_watched_paths_are_spelled_from_the_workspace_and_home_and_a_change_in_n
         "~ssh/id", "~/.bashrc", "$LOGX/a"]
 
 
+def test_an_agents_own_state_is_bookkeeping_and_its_rules_and_tmp_files_are_effects(tmp_path):
+    """In a World, what the CLI keeps for itself (its sockets and task dirs in TMPDIR, transcripts in its config dir)
+    is bookkeeping; its settings, CLAUDE.md and any other TMPDIR file are effects.  A
+    root given to Effects beside the workspace is snapshotted too."""
+    from pytest_controlplane import Effects, World
+
+    world = World.create(tmp_path / "w")
+    effects = Effects.of_world(world)
+    own = [world.tmp / "cc-socks" / "s1", world.tmp / "claude-1000" / "tasks" / "out",
+           world.config_dir / "projects" / "x.jsonl"]
+    rules = [world.config_dir / "settings.json", world.config_dir / "CLAUDE.md", world.tmp / "mine.txt",
+             world.tmp / "notes" / "claude-1000"]
+    with effects.observe():
+        for path in own + rules:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("x")
+    files = {c.path for c in effects.diff if c.kind == "created" and c.after.kind == "file"}
+    assert files == {str(p) for p in rules}
+    assert {str(p) for p in own} <= {c.path for c in effects.bookkeeping}
+    other = tmp_path / "other"
+    other.mkdir()
+    beside = Effects(world.workspace, other)
+    with beside.observe():
+        (other / "x").write_text("1")
+    assert [c.path for c in beside.diff] == [str(other / "x")]
+
+
 def test_a_chmod_of_an_inode_shared_by_hardlinks_is_one_change_made_outside_any_call(tmp_path):
     import os
 

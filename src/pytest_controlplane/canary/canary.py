@@ -256,8 +256,11 @@ def _snippet(surface: Surface, hit: Hit, hits: list[Hit], family: list[Canary]) 
     first, last = surface.bounds(hit.start)
     first, last = min(first, hit.start), max(last, hit.end)  # a find across lines keeps its whole span
     start, end = max(first, hit.start - _CONTEXT), min(last, hit.end + _CONTEXT)
+    shown = sorted((h for h in hits if h.end > start and h.start < end), key=lambda h: h.start)
+    # a find across either edge of the window is named whole: the window widens to take it in
+    start, end = min([start, *(h.start for h in shown)]), max([end, *(h.end for h in shown)])
     pieces, cursor = [], start
-    for other in sorted((h for h in hits if h.end > start and h.start < end), key=lambda h: h.start):
+    for other in shown:
         if other.start < cursor:
             cursor = max(cursor, other.end)
             continue

@@ -238,8 +238,7 @@ def _tool_problems(entries: list[tuple[int, dict[str, Any]]], first_line: dict[s
     uses: dict[str, int] = {}
     results: dict[str, list[int]] = {}
     for number, entry in entries:
-        message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
-        for block in _blocks(message):
+        for block in _blocks(entry.get("message")):
             if entry.get("type") == "assistant" and block.get("type") == "tool_use":
                 use_id = str(block.get("id"))
                 if use_id in uses and uses[use_id] != number:
