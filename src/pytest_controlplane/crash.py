@@ -329,6 +329,7 @@ def lost(known: Stored | None, after: Stored | None, *, intact: bool = True) -> 
                 f"nothing is stored after the resume; the store held {_count(known)} before the crash",
             )
         ]
+    assert after.content is not None  # a torn store (content None) returned above
     if known.kind == JSONL and after.kind == JSONL:
         dropped = lost_entries(known.content, after.content or [])
         if intact or not dropped:

@@ -38,6 +38,7 @@ show it apart.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +148,8 @@ class SessionFormatError(SessionError):
 class StaleSession(SessionError):
     """Files the saved session read have changed since it was saved."""
 
-    def __init__(self, message: str, *, changed: list[object], path: Path | str | None = None, hint: str = "") -> None:
+    def __init__(
+        self, message: str, *, changed: Sequence[object], path: Path | str | None = None, hint: str = ""
+    ) -> None:
         self.changed = changed
         super().__init__(message, path=path, hint=hint)

@@ -146,7 +146,7 @@ def _report_agent_test(item: pytest.Item, report: pytest.TestReport, session: An
     if html is not None:  # pytest-html: link it from there too
         extras = getattr(report, "extras", [])
         extras.append(html.extras.url(path.as_uri(), name="agent report"))
-        report.extras = extras
+        report.extras = extras  # type: ignore[attr-defined]  # pytest-html's own attribute, not in TestReport
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -10,7 +10,7 @@ Crash tests live in crash.py and bypass attempts in bypass/; the session is what
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -157,7 +157,12 @@ class AgentSession:
             )
         outcome.stray_processes = stray
         self.runs.append(outcome)
-        # The gateway's own account of what went wrong beats the agent's paraphrase of a 403.
+        self._raise_what_went_wrong(outcome, answered=len(self.gateway.exchanges) > before)
+        return outcome
+
+    def _raise_what_went_wrong(self, outcome: RunOutcome, *, answered: bool) -> None:
+        """The run's failure, the most telling account first: the gateway's own (it beats the agent's paraphrase of
+        a 403), a callback that raised, the agent's error, or a run that never called the model."""
         problem = self.gateway.report()
         if problem is not None:
             raise problem
@@ -174,13 +179,12 @@ class AgentSession:
                 f"The agent failed: {type(outcome.error).__name__}: {outcome.error}\n"
                 f"stderr tail:\n{stderr_tail(outcome.stderr)}"
             ) from outcome.error
-        if len(self.gateway.exchanges) == before:
+        if not answered:
             raise AgentError(
                 f"The agent finished without calling the model once.\nstderr tail:\n{stderr_tail(outcome.stderr)}",
                 hint="Check that the agent honours ANTHROPIC_BASE_URL (it is set to the gateway) and "
                 "reads its prompt (from stdin, for a CommandAgent).",
             )
-        return outcome
 
     def run(self, prompt: str) -> RunOutcome:
         """Run the agent on `prompt` in a new session."""
@@ -325,10 +329,30 @@ class AgentSession:
         return self.runs[-1].session_id if self.runs else None
 
     def transcript_path(self, session: str | None = None) -> Path:
-        return self.agent.transcript(self.world, session or self._last_session())
+        return _store_reader(self.agent, "transcript")(self.world, session or self._last_session())
 
     @property
     def history(self) -> list[dict[str, Any]]:
         """The last session as the agent stored it (Claude: the JSONL transcript, assistant lines merged by
         message id; LoopAgent: the saved messages)."""
-        return self.agent.history(self.world, self._last_session())
+        return _store_reader(self.agent, "history")(self.world, self._last_session())
+
+
+# The optional readers of what a session stored (see AgentAdapter): what needs each, and its signature.
+_STORE_READERS = {
+    "transcript": ("transcript_path()", "transcript(world, session_id) -> Path (the file the session is stored in)"),
+    "history": ("history", "history(world, session_id) -> list[dict] (the messages the session stored)"),
+}
+
+
+def _store_reader(agent: AgentAdapter, name: str) -> Callable[[World, str], Any]:
+    """The adapter's `transcript` or `history` method, which AgentAdapter leaves optional: a ConfigError if it has
+    none (rather than an AttributeError from deep inside the session)."""
+    reader = getattr(agent, name, None)
+    if not callable(reader):
+        needed_by, signature = _STORE_READERS[name]
+        raise ConfigError(
+            f"agent_session.{needed_by} needs the agent's {name} method, and {type(agent).__name__} has none.",
+            hint=f"Give {type(agent).__name__} a method {signature}; AgentAdapter leaves it optional.",
+        )
+    return reader

@@ -16,12 +16,15 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentError, ConfigError, ours
 from .outcome import RunOutcome, ToolCall
 from .process import describe_exit, stderr_tail
 from .world import World, check_takes_workspace
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import HookContext, HookInput, HookJSONOutput
 
 __tracebackhide__ = ours  # our errors show without our frames
 
@@ -67,6 +70,22 @@ class _Observer:
         self.reached: set[str] = set()  # calls the CLI took as far as its PreToolUse hooks (past input validation)
         self.errors: list[str] = []
 
+    def settle(self, call: ToolCall) -> None:
+        """The call's verdict, reason and counts from what the hooks and callbacks saw of it."""
+        if call.id in self.permission_denials:
+            call.verdict, call.reason = "denied_by_permission", self.permission_denials[call.id]
+        elif call.id in self.hook_denials:
+            call.verdict, call.reason = "denied_by_hook", self.hook_denials[call.id]
+        elif call.id in self.ran:
+            call.verdict = "allowed"
+        elif call.verdict == "errored":
+            call.reason = call.result
+            if call.id in self.reached and _RULE_DENIAL.search(call.result):
+                call.verdict = "denied_by_permission"  # a permission rule (settings, disallowed_tools, mode)
+        call.reached_decision = call.id in self.reached
+        call.hooks_consulted = self.hook_calls.get(call.id, 0)
+        call.permissions_consulted = self.permission_calls.get(call.id, 0)
+
     def wrap_hook(self, event: str, callback: Callable[..., Any]) -> Callable[..., Any]:
         async def observed(data: Any, tool_use_id: str | None, context: Any) -> Any:
             try:
@@ -106,20 +125,20 @@ class _Observer:
 
         return observed
 
-    async def pre_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def pre_tool_use(self, data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
         # The CLI awaits every PreToolUse hook before it runs the tool: what follows is the call's doing.
         if tool_use_id:
             self.reached.add(tool_use_id)
         self.checkpoint("pre", tool_use_id, _seen(data))
         return {}
 
-    async def post_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def post_tool_use(self, data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
         if tool_use_id:
             self.ran.add(tool_use_id)
         self.checkpoint("post", tool_use_id, _seen(data))
         return {}
 
-    async def post_tool_failure(self, data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def post_tool_failure(self, data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
         self.checkpoint("post", tool_use_id, _seen(data))
         return {}
 
@@ -258,19 +277,7 @@ class ClaudeAgent:
         except Exception as error:  # noqa: BLE001 - described below, raised by the session
             failure = error
         for call in calls.values():
-            if call.id in observer.permission_denials:
-                call.verdict, call.reason = "denied_by_permission", observer.permission_denials[call.id]
-            elif call.id in observer.hook_denials:
-                call.verdict, call.reason = "denied_by_hook", observer.hook_denials[call.id]
-            elif call.id in observer.ran:
-                call.verdict = "allowed"
-            elif call.verdict == "errored":
-                call.reason = call.result
-                if call.id in observer.reached and _RULE_DENIAL.search(call.result):
-                    call.verdict = "denied_by_permission"  # a permission rule (settings, disallowed_tools, mode)
-            call.reached_decision = call.id in observer.reached
-            call.hooks_consulted = observer.hook_calls.get(call.id, 0)
-            call.permissions_consulted = observer.permission_calls.get(call.id, 0)
+            observer.settle(call)
         outcome.tool_calls = list(calls.values())
         outcome.callback_errors = observer.errors
         if failure is not None:

@@ -26,6 +26,25 @@ __tracebackhide__ = ours  # our errors show without our frames
 Argv = Sequence[str] | Callable[..., Sequence[str]]
 
 
+def _failure(command: list[str], status: int, stderr: list[str], timed_out_after: float | None) -> AgentError | None:
+    """What went wrong with the agent process, if anything: it ran out of time, or exited with an error."""
+    name = Path(command[0]).name
+    if timed_out_after is not None:
+        return AgentError(
+            f"The agent process {name} did not finish within {timed_out_after:g} s; its process group was killed.\n"
+            f"stderr tail:\n{stderr_tail(stderr)}",
+            hint="A tool that hangs, or an agent waiting for more input (stdin is closed after the prompt), is "
+            "the usual cause; raise the limit with @pytest.mark.agent(timeout=...) or the ini option "
+            "agent_timeout if the run is just long.",
+        )
+    if status != 0:
+        return AgentError(
+            f"The agent process {name} {describe_exit(status)}.\nstderr tail:\n{stderr_tail(stderr)}",
+            hint="The stderr tail says why. The command was: " + " ".join(command),
+        )
+    return None
+
+
 class CommandAgent:
     """`CommandAgent(["my-agent", "--flag"])`, or a function of the session for resume/fork.
 
@@ -129,21 +148,7 @@ class CommandAgent:
         outcome.stdout = stdout.decode(errors="replace")
         outcome.stderr = stderr.decode(errors="replace").splitlines()
         outcome.result = outcome.stdout.strip()
-        name = Path(command[0]).name
-        if timed_out:
-            outcome.error = AgentError(
-                f"The agent process {name} did not finish within {timeout:g} s; its process group was killed.\n"
-                f"stderr tail:\n{stderr_tail(outcome.stderr)}",
-                hint="A tool that hangs, or an agent waiting for more input (stdin is closed after the prompt), is "
-                "the usual cause; raise the limit with @pytest.mark.agent(timeout=...) or the ini option "
-                "agent_timeout if the run is just long.",
-            )
-        elif process.returncode != 0:
-            outcome.error = AgentError(
-                f"The agent process {name} {describe_exit(process.returncode)}.\n"
-                f"stderr tail:\n{stderr_tail(outcome.stderr)}",
-                hint="The stderr tail says why. The command was: " + " ".join(command),
-            )
+        outcome.error = _failure(command, process.returncode, outcome.stderr, timeout if timed_out else None)
         return outcome
 
     def transcript(self, world: World, session_id: str) -> Path:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 WORLD_ENV = "CONTROLPLANE_WORLD"
@@ -40,7 +41,7 @@ def process_ids() -> set[int]:
         return set()
 
 
-def processes_of(world_root: Path | str, *, besides: set[int] = frozenset()) -> list[tuple[int, str]]:
+def processes_of(world_root: Path | str, *, besides: AbstractSet[int] = frozenset()) -> list[tuple[int, str]]:
     """Live processes (pid, command line) whose environment marks them as this world's.
 
     `besides`: pids that were alive before the world's run began, so cannot be its children.
@@ -61,7 +62,7 @@ def processes_of(world_root: Path | str, *, besides: set[int] = frozenset()) -> 
     return found
 
 
-def reap(world_root: Path | str, *, besides: set[int] = frozenset()) -> list[str]:
+def reap(world_root: Path | str, *, besides: AbstractSet[int] = frozenset()) -> list[str]:
     """Kill every process still running in this world; return what was killed, as "pid command"."""
     killed = []
     for pid, command in processes_of(world_root, besides=besides):

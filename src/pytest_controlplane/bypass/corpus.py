@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..config import BYPASS_KEYS, BYPASS_SIGNATURE
@@ -63,7 +63,7 @@ KNOWN = {
 }
 
 
-def variants_for_marker(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+def variants_for_marker(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> list[Any]:
     """The variants `@pytest.mark.bypass_variants(*args, **kwargs)` asks for, then (unless routes, forms or tags
     select; `tags=["offered-tool"]` selects it alone) `offered-tools`: the tools the agent offers beyond them, swept
     at run time.  Or the one error saying what is wrong with the marker (the test then fails with it)."""

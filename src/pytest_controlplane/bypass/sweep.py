@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ..errors import ours
 from ..gateway.scripted import ScriptedModel, tool_use
@@ -194,7 +194,7 @@ def tool_variants(family: str, target: str, tool: OfferedTool, depth: str = "cur
     custom = CUSTOM_ROUTES.get(tool.name)
     defaults = {**_defaults(tool.schema), **(custom.inputs if custom else {})}
     if tool.acts_as == "shell":
-        key = custom.command if custom else "command"
+        key = cast(str, custom.command) if custom else "command"  # add_route() requires command= for a shell tool
         return [
             dataclasses.replace(
                 v,
@@ -244,7 +244,7 @@ def _defaults(schema: dict[str, Any]) -> dict[str, Any]:
     properties = schema.get("properties") or {}
     for name in schema.get("required") or []:
         spec = properties.get(name) or {}
-        kind = spec.get("type")
+        kind: Any = spec.get("type")  # a JSON schema type: a name, a list of names, or none
         if "enum" in spec:
             values[name] = spec["enum"][0]
         elif kind in ("integer", "number"):

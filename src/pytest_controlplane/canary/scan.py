@@ -143,29 +143,27 @@ class Scanner:
                     hits.append(
                         (_rank(needle, "squeezed"), Hit(needle.canary, _separated(needle.encoding), first, last))
                     )
-                    continue
-                # Decoding moved the offsets: say which line(s), and whether the plain bytes hold it too.
-                begin, stop = lines.span(first, last)
-                if any(
-                    h.canary == needle.canary and begin <= h.start < stop
-                    for r, h in hits
-                    if r < _rank(needle, "squeezed")
-                ):
-                    continue  # the exact view already found it on this line, with its place
-                plain = [
-                    self._squeezed[i]
-                    for i, _, _ in self._squeezed_search.find_matches_as_indexes(
-                        _spaced(lower[begin:stop]).translate(None, NOT_ALNUM)
-                    )
-                    if self._squeezed[i].canary == needle.canary
-                ]
-                if plain:
-                    hits.append(
-                        (_rank(plain[0], "squeezed"), Hit(needle.canary, _separated(plain[0].encoding), begin, stop))
-                    )
                 else:
-                    hits.append((_rank(needle, "unicode"), Hit(needle.canary, _unicode(needle.encoding), begin, stop)))
+                    hits.extend(self._decoded_hit(needle, lower, hits, *lines.span(first, last)))
         return _merge(hits)
+
+    def _decoded_hit(
+        self, needle: Needle, lower: bytes, hits: list[tuple[int, Hit]], begin: int, stop: int
+    ) -> list[tuple[int, Hit]]:
+        """A find in the decoded view, on lines begin:stop of the original: none if the exact view already found it
+        there (with its place), else the form it has there — separated plain text, or escapes and look-alikes."""
+        if any(h.canary == needle.canary and begin <= h.start < stop for r, h in hits if r < _rank(needle, "squeezed")):
+            return []
+        plain = [
+            self._squeezed[i]
+            for i, _, _ in self._squeezed_search.find_matches_as_indexes(
+                _spaced(lower[begin:stop]).translate(None, NOT_ALNUM)
+            )
+            if self._squeezed[i].canary == needle.canary
+        ]
+        if plain:
+            return [(_rank(plain[0], "squeezed"), Hit(needle.canary, _separated(plain[0].encoding), begin, stop))]
+        return [(_rank(needle, "unicode"), Hit(needle.canary, _unicode(needle.encoding), begin, stop))]
 
     def _extended(self, needle: Needle, view: str, text: bytes, start: int, end: int) -> int:
         """The end of a fragment found at text[start:end], continued as far as the text goes on with the secret

@@ -242,47 +242,54 @@ def _field(key: str, value: Any) -> bytes:
     return dumps(key) + b":" + dumps(value)
 
 
-_scan = json.JSONDecoder().scan_once
+_scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # json's own scanner, set in __init__, not in stubs
 _SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _skip_space(text: str, position: int) -> int:
+    """The position of the first character at or after `position` that is not JSON whitespace."""
+    match = _SPACE.match(text, position)
+    assert match is not None  # `[ \t\n\r]*` matches anywhere, if only the empty string
+    return match.end()
 
 
 def _members(text: str) -> list[tuple[str, Any, Any]] | None:
     """A JSON object's members as (key, value, its text `"key":value`), with `messages` as a list of (value,
     its text) per message; None if it has no `messages` list or a key twice.  Raises on invalid JSON."""
     members: list[tuple[str, Any, Any]] = []
-    position = _SPACE.match(text, 1).end()
+    position = _skip_space(text, 1)
     while text[position] != "}" or members:
         start = position
         if text[position] != '"':
             raise ValueError("a key was expected")
-        key, position = json.decoder.scanstring(text, position + 1)
-        position = _SPACE.match(text, position).end()
+        key, position = json.decoder.scanstring(text, position + 1)  # type: ignore[attr-defined]  # not in stubs
+        position = _skip_space(text, position)
         if text[position] != ":":
             raise ValueError("':' was expected")
-        position = _SPACE.match(text, position + 1).end()
+        position = _skip_space(text, position + 1)
         if key == MESSAGES and text[position] == "[":
             listed: list[tuple[Any, str]] = []
-            position = _SPACE.match(text, position + 1).end()
+            position = _skip_space(text, position + 1)
             while text[position] != "]" or listed:
                 value, end = _scan(text, position)
                 listed.append((value, text[position:end]))
-                position = _SPACE.match(text, end).end()
+                position = _skip_space(text, end)
                 if text[position] == "]":
                     break
                 if text[position] != ",":
                     raise ValueError("',' or ']' was expected")
-                position = _SPACE.match(text, position + 1).end()
+                position = _skip_space(text, position + 1)
             members.append((key, listed, None))
             position += 1
         else:
             value, position = _scan(text, position)
             members.append((key, value, text[start:position]))
-        position = _SPACE.match(text, position).end()
+        position = _skip_space(text, position)
         if text[position] == "}":
             break
         if text[position] != ",":
             raise ValueError("',' or '}' was expected")
-        position = _SPACE.match(text, position + 1).end()
+        position = _skip_space(text, position + 1)
     if text[position + 1 :].strip(" \t\n\r"):
         raise ValueError("text after the JSON object")
     keys = [key for key, _, _ in members]

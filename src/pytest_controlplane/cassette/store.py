@@ -185,7 +185,7 @@ class Cassette:
             Request(i.method, i.uri, body, {k: v[0] if len(v) == 1 else v for k, v in i.headers.items()})
             for i, body in zip(self.interactions, bodies, strict=True)
         ]
-        data = {"requests": requests, "responses": [i.response for i in self.interactions]}
+        data: dict[str, Any] = {"requests": requests, "responses": [i.response for i in self.interactions]}
         if self.metadata:
             data["metadata"] = self.metadata
         text = serialize(data, jsonserializer if self.path.suffix == ".json" else yamlserializer)
@@ -218,7 +218,7 @@ def _yaml() -> Any:
 
     plain = {"tag:yaml.org,2002:str": None, "tag:yaml.org,2002:map": dict, "tag:yaml.org,2002:seq": list}
 
-    class Loader(yamlserializer._CassetteLoader):  # type: ignore[name-defined,misc]
+    class Loader(yamlserializer._CassetteLoader):
         def construct_document(self, node: Any) -> Any:
             return self._plain(node)
 

@@ -282,13 +282,11 @@ class Effects:
         # One write (or chmod) to an inode shared by hardlinks shows under each name: report it once.
         writes: dict[tuple[Any, ...], list[tuple[Change, str]]] = {}
         for change, route in found:
-            same_write = (
-                change.kind in ("modified", "mode_changed")
-                and change.before
-                and change.after
-                and change.before.inode == change.after.inode
-            )
-            key = (change.run, change.during, change.after.inode, change.after.digest) if same_write else (id(change),)
+            before, after = change.before, change.after
+            if change.kind in ("modified", "mode_changed") and before and after and before.inode == after.inode:
+                key: tuple[Any, ...] = (change.run, change.during, after.inode, after.digest)
+            else:
+                key = (id(change),)
             group = writes.setdefault(key, [])
             # The file's own name leads its group; its hardlinks follow.
             group.insert(0 if change.path == target else len(group), (change, route))

@@ -225,7 +225,8 @@ class CassetteBackend:
         connection_class = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
         failed: list[str] = []
         for attempt in range(1, MAX_ATTEMPTS + 1):
-            connection = connection_class(url.hostname, url.port, timeout=UPSTREAM_TIMEOUT)
+            # No host name (http://:8080) passes None, which the socket layer takes as loopback; the stubs say str.
+            connection = connection_class(url.hostname, url.port, timeout=UPSTREAM_TIMEOUT)  # type: ignore[arg-type]
             try:
                 connection.request(
                     request.method, url.path.rstrip("/") + request.path, body=request.body, headers=headers
@@ -238,7 +239,7 @@ class CassetteBackend:
                 try:
                     body = upstream.read()
                 except http.client.IncompleteRead as error:
-                    raise self._cut(request, status["code"], len(error.partial), attempt) from error
+                    raise self._cut(request, upstream.status, len(error.partial), attempt) from error
             except (OSError, http.client.HTTPException) as error:  # refused, reset, dropped before an answer
                 failed.append(f"{type(error).__name__}: {error or 'no answer'}")
                 if attempt == MAX_ATTEMPTS:

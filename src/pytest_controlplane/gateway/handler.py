@@ -23,6 +23,7 @@ class Server(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 128  # subagents and parallel tool calls connect at once; a full backlog costs a 1 s SYN retry
     gateway: ModelGateway
+    server_address: tuple[str, int]  # once bound, its AF_INET socket's name (the stubs allow bytes, for binding)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A fault of the gateway itself while serving: kept as a problem that fails the test, never printed to
@@ -52,7 +53,7 @@ class Server(ThreadingHTTPServer):
                 selector.register(self, selectors.EVENT_READ)
                 selector.register(self._wake_reader, selectors.EVENT_READ)
                 while not any(key.fileobj is self._wake_reader for key, _ in selector.select()):
-                    self._handle_request_noblock()
+                    self._handle_request_noblock()  # type: ignore[attr-defined]  # socketserver's, private
         finally:
             self._stopped.set()
 
@@ -69,6 +70,7 @@ class Handler(BaseHTTPRequestHandler):
     # client's delayed ACK (~20-40 ms on loopback), which made every in-process model call cost that much.
     disable_nagle_algorithm = True
     server: Server
+    raw_requestline: bytes  # set by handle_one_request before parse_request; the stubs do not declare it
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         pass  # the gateway's ledger is the log
@@ -124,7 +126,8 @@ class Handler(BaseHTTPRequestHandler):
             while True:
                 size = self.rfile.readline(65537).split(b";")[0].strip()
                 if not size or not all(c in b"0123456789abcdefABCDEF" for c in size):
-                    return self._refuse(f"a chunk size {size[:20]!r} that is not hexadecimal")
+                    self._refuse(f"a chunk size {size[:20]!r} that is not hexadecimal")
+                    return None
                 if int(size, 16) == 0:
                     while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
                         pass  # trailers
@@ -133,7 +136,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.rfile.readline(65537)
         value = self.headers.get("content-length") or "0"
         if not value.strip().isdigit():
-            return self._refuse(f"Content-Length {value!r}, which is not a length")
+            self._refuse(f"Content-Length {value!r}, which is not a length")
+            return None
         length = int(value)
         return self.rfile.read(length) if length else b""
 
@@ -145,7 +149,6 @@ class Handler(BaseHTTPRequestHandler):
             )
         except (BrokenPipeError, ConnectionResetError):
             pass
-        return None
 
     def _send(self, response: dict[str, Any], interrupt: Callable[[], None] | None = None) -> None:
         status = response["status"]
@@ -186,7 +189,7 @@ class Handler(BaseHTTPRequestHandler):
 class _Headers(dict[str, str]):
     """Request headers as sent (names keep their case), looked up by name in any case."""
 
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, name: str, default: Any = None) -> Any:
         name = name.lower()
         for key, value in self.items():
             if key.lower() == name:

@@ -138,7 +138,7 @@ class ScriptedModel:
         body = request.json if isinstance(request.json, dict) else {}
         model = self.model or body.get("model") or DEFAULT_MODEL
         number = next(self._ids)
-        content = []
+        content: list[dict[str, Any]] = []
         for position, block in enumerate(blocks):
             if block.type == "text":
                 content.append({"type": "text", "text": block.text})
@@ -194,6 +194,7 @@ def _stream_events(message: dict[str, Any]) -> list[SseEvent]:
     }
     events = [_event("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
+        opening: dict[str, Any]
         if block["type"] == "text":
             opening, kind, field_, value = {"type": "text", "text": ""}, "text_delta", "text", block["text"]
         else:

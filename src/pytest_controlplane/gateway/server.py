@@ -10,7 +10,7 @@ fails with the real cause instead of the agent's paraphrase of it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -86,7 +86,7 @@ class ModelGateway:
 
     # --- configuration while open --------------------------------------------------------------
 
-    def set_roots(self, roots: dict[str, str | PathLike[str]]) -> None:
+    def set_roots(self, roots: Mapping[str, str | PathLike[str]]) -> None:
         """The directories to template as {{name}} in cassettes (the test's workspace, HOME, ...)."""
         self.templater = Templater(roots)
         if isinstance(self._backend, CassetteBackend):

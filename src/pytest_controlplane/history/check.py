@@ -101,35 +101,42 @@ def check_messages(messages: list[Any]) -> list[Problem]:
                 if use_id in seen_uses:
                     problem("duplicate-tool-use", index, f"tool_use id {use_id} also at message #{seen_uses[use_id]}")
                 seen_uses[use_id] = index
-        if role == "assistant":
-            uses = [str(b.get("id")) for b in _blocks(message) if b.get("type") == "tool_use"]
-            following = messages[index + 1] if index + 1 < len(messages) else None
-            answered = (
-                [str(b.get("tool_use_id")) for b in _blocks(following) if b.get("type") == "tool_result"]
-                if isinstance(following, dict) and following.get("role") == "user"
-                else []
-            )
-            for use_id in uses:
-                count = answered.count(use_id)
-                if count == 0:
-                    problem("unanswered-tool-use", index, f"tool_use {use_id} has no tool_result in the next message")
-                elif count > 1:
-                    problem("duplicate-tool-result", index + 1, f"tool_use {use_id} answered {count} times")
-        if role == "user":
-            before = messages[index - 1] if index else None
-            asked = (
-                {str(b.get("id")) for b in _blocks(before) if b.get("type") == "tool_use"}
-                if isinstance(before, dict) and before.get("role") == "assistant"
-                else set()
-            )
-            for block in _blocks(message):
-                if block.get("type") == "tool_result" and str(block.get("tool_use_id")) not in asked:
-                    problem(
-                        "orphan-tool-result",
-                        index,
-                        f"tool_result for {block.get('tool_use_id')}, which the message before did not ask for",
-                    )
+        problems.extend(_pairing_problems(messages, index, role))
     return problems
+
+
+def _pairing_problems(messages: list[Any], index: int, role: str) -> list[Problem]:
+    """Tool calls and results in order: each tool_use of an assistant message answered once by the next message, and
+    each tool_result of a user message asked for by the one before."""
+    message, found = messages[index], list[Problem]()
+    if role == "assistant":
+        following = messages[index + 1] if index + 1 < len(messages) else None
+        answered = (
+            [str(b.get("tool_use_id")) for b in _blocks(following) if b.get("type") == "tool_result"]
+            if isinstance(following, dict) and following.get("role") == "user"
+            else []
+        )
+        for use_id in (str(b.get("id")) for b in _blocks(message) if b.get("type") == "tool_use"):
+            count = answered.count(use_id)
+            if count == 0:
+                text = f"tool_use {use_id} has no tool_result in the next message"
+                found.append(_MessageProblem("unanswered-tool-use", index, text))
+            elif count > 1:
+                found.append(
+                    _MessageProblem("duplicate-tool-result", index + 1, f"tool_use {use_id} answered {count} times")
+                )
+    if role == "user":
+        before = messages[index - 1] if index else None
+        asked = (
+            {str(b.get("id")) for b in _blocks(before) if b.get("type") == "tool_use"}
+            if isinstance(before, dict) and before.get("role") == "assistant"
+            else set()
+        )
+        for block in _blocks(message):
+            if block.get("type") == "tool_result" and str(block.get("tool_use_id")) not in asked:
+                text = f"tool_result for {block.get('tool_use_id')}, which the message before did not ask for"
+                found.append(_MessageProblem("orphan-tool-result", index, text))
+    return found
 
 
 @dataclass(frozen=True)
@@ -190,45 +197,24 @@ def _chain_problems(entries: list[tuple[int, dict[str, Any]]], first_line: dict[
             logical = entry.get("logicalParentUuid")  # a compaction boundary continues a chain
             if not entry.get("isSidechain") and not (logical and logical in first_line):
                 roots.append(number)
+        elif parent not in first_line and entry.get("isSidechain"):
+            why = (
+                f"parentUuid {parent} is not in this sidechain (CLI 2.0.x leaves a subagent's unsaved hook messages "
+                "out; resume does not follow sidechains)"
+            )
+            problems.append(Problem("broken-parent", number, why, "warning"))
         elif parent not in first_line:
-            if entry.get("isSidechain"):
-                problems.append(
-                    Problem(
-                        "broken-parent",
-                        number,
-                        f"parentUuid {parent} is not in this sidechain (CLI "
-                        "2.0.x leaves a subagent's unsaved hook messages out; "
-                        "resume does not follow sidechains)",
-                        "warning",
-                    )
-                )
-            else:
-                problems.append(
-                    Problem(
-                        "broken-parent",
-                        number,
-                        f"parentUuid {parent} is not in the transcript (a line was dropped, or never written)",
-                    )
-                )
+            why = f"parentUuid {parent} is not in the transcript (a line was dropped, or never written)"
+            problems.append(Problem("broken-parent", number, why))
         elif first_line[parent] > number:
-            problems.append(
-                Problem(
-                    "reordered",
-                    number,
-                    f"its parent {parent} comes later, at line "
-                    f"{first_line[parent]} (resume follows parentUuid, so this "
-                    "alone loses nothing)",
-                    "warning",
-                )
+            why = (
+                f"its parent {parent} comes later, at line {first_line[parent]} (resume follows parentUuid, so this "
+                "alone loses nothing)"
             )
+            problems.append(Problem("reordered", number, why, "warning"))
     for number in roots[1:]:
-        problems.append(
-            Problem(
-                "second-root",
-                number,
-                f"a second entry without parent (the first is at line {roots[0]}): resume would see two conversations",
-            )
-        )
+        why = f"a second entry without parent (the first is at line {roots[0]}): resume would see two conversations"
+        problems.append(Problem("second-root", number, why))
     return problems
 
 
@@ -253,39 +239,18 @@ def _tool_problems(entries: list[tuple[int, dict[str, Any]]], first_line: dict[s
     for use_id, number in uses.items():
         answers = results.get(use_id, [])
         if not answers:
-            problems.append(
-                Problem(
-                    "unanswered-tool-use",
-                    number,
-                    f"tool_use {use_id} has no tool_result (the run stopped inside the tool or its hooks)",
-                )
-            )
+            why = f"tool_use {use_id} has no tool_result (the run stopped inside the tool or its hooks)"
+            problems.append(Problem("unanswered-tool-use", number, why))
         elif len(answers) > 1:  # on another line, or twice in one
-            problems.append(
-                Problem(
-                    "duplicate-tool-result",
-                    answers[1],
-                    f"tool_use {use_id} answered again (first at line {answers[0]})",
-                )
-            )
+            why = f"tool_use {use_id} answered again (first at line {answers[0]})"
+            problems.append(Problem("duplicate-tool-result", answers[1], why))
         if answers and answers[0] < number:
-            problems.append(
-                Problem(
-                    "reordered",
-                    answers[0],
-                    f"tool_result for {use_id} comes before its tool_use (line {number})",
-                    "warning",
-                )
-            )
+            why = f"tool_result for {use_id} comes before its tool_use (line {number})"
+            problems.append(Problem("reordered", answers[0], why, "warning"))
     for use_id, answers in results.items():
         if use_id not in uses:
-            problems.append(
-                Problem(
-                    "orphan-tool-result",
-                    answers[0],
-                    f"tool_result for {use_id}, a tool_use that is not in the transcript",
-                )
-            )
+            why = f"tool_result for {use_id}, a tool_use that is not in the transcript"
+            problems.append(Problem("orphan-tool-result", answers[0], why))
     return problems
 
 

@@ -41,7 +41,7 @@ def read_transcript(path: Path | str) -> list[dict[str, Any]]:
                 "delete it to start the session over.",
             ) from None
         entry["line"] = number
-        message = entry.get("message") if isinstance(entry.get("message"), dict) else None
+        message: dict[str, Any] = entry.get("message") if isinstance(entry.get("message"), dict) else {}
         message_id = message.get("id") if message and entry.get("type") == "assistant" else None
         if message_id and message_id in by_message_id:
             merged = by_message_id[message_id]

@@ -12,7 +12,7 @@ given fails here, with the fix, instead of saving a broken session.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -99,7 +99,7 @@ def start_fresh_with_summary(
     name: str | None = None,
     store: SessionStore | Path | str = "sessions",
     loop: Loop = run_agentic_loop,
-    changes: list[FileChange] = (),
+    changes: Sequence[FileChange] = (),
     **loop_kwargs: Any,
 ) -> tuple[str, list[dict[str, Any]]]:
     """Start a new conversation from a short curated summary (and what changed); save it as `name` if given."""
@@ -110,7 +110,7 @@ def start_fresh_with_summary(
     return answer, messages
 
 
-def what_changed(changes: list[FileChange]) -> str:
+def what_changed(changes: Sequence[FileChange]) -> str:
     """The note an informed resume puts before the prompt: each changed file and its content now."""
     parts = ["Since this session was saved, files it read have changed:"]
     for change in changes:

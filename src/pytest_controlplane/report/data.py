@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ControlPlaneError
 
 
 def collect(
-    session: Any, *, test: str, outcome: str, failure: str = "", mode: str = "", canaries: list[Any] = ()
+    session: Any, *, test: str, outcome: str, failure: str = "", mode: str = "", canaries: Sequence[Any] = ()
 ) -> dict[str, Any]:
     """Everything the HTML report of one test needs; `canaries` are the test's Canary objects."""
     exchanges = []

@@ -48,33 +48,11 @@ def render(data: dict[str, Any]) -> str:
     for variant in data.get("variants", []):
         parts.append("<h2>Bypass variant</h2>" + _variant(variant, marker))
     if data.get("offered"):
-        parts.append(
-            "<h2>Tools the agent offers</h2>"
-            + _table(
-                ["tool", "class", "why"],
-                [
-                    [
-                        _e(t["name"] + (" (deferred)" if t["deferred"] else "")),
-                        _e(t["class"] + (": offered, not covered" if t["class"] == "other" else "")),
-                        _e(t["why"]),
-                    ]
-                    for t in data["offered"]
-                ],
-            )
-        )
+        parts.append("<h2>Tools the agent offers</h2>" + _offered(data["offered"]))
     parts.append("<h2>Tool calls</h2>" + _tool_calls(data.get("tool_calls", []), marker))
     parts.append("<h2>Effects</h2>" + _effects(data.get("effects", []), data.get("bookkeeping", 0), marker))
     if data.get("leaks"):
-        parts.append(
-            "<h2>Canary finds</h2>"
-            + _table(
-                ["where", "canary", "encoding", "in context"],
-                [
-                    [marker(leak["where"]), _e(leak["canary"]), _e(leak["encoding"]), marker(leak["snippet"])]
-                    for leak in data["leaks"]
-                ],
-            )
-        )
+        parts.append("<h2>Canary finds</h2>" + _leaks(data["leaks"], marker))
     for crash in data.get("crashes", []):
         parts.append("<h2>Crash points</h2>" + f"<pre>{marker(crash)}</pre>")
     if data.get("history_problems"):
@@ -89,6 +67,25 @@ def render(data: dict[str, Any]) -> str:
         f"<!doctype html><html><head><meta charset=utf-8><title>{_e(data['test'])}</title>"
         f"<style>{_STYLE}</style></head><body>{body}</body></html>\n"
     )
+
+
+def _offered(tools: list[dict[str, Any]]) -> str:
+    rows = [
+        [
+            _e(t["name"] + (" (deferred)" if t["deferred"] else "")),
+            _e(t["class"] + (": offered, not covered" if t["class"] == "other" else "")),
+            _e(t["why"]),
+        ]
+        for t in tools
+    ]
+    return _table(["tool", "class", "why"], rows)
+
+
+def _leaks(leaks: list[dict[str, Any]], marker: _Marker) -> str:
+    rows = [
+        [marker(leak["where"]), _e(leak["canary"]), _e(leak["encoding"]), marker(leak["snippet"])] for leak in leaks
+    ]
+    return _table(["where", "canary", "encoding", "in context"], rows)
 
 
 def write(directory: Path, data: dict[str, Any]) -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,7 +123,7 @@ def _hits(row: dict[str, Any]) -> str:
     return f"{row['hits']} hit(s)" + (f" ({slow} matched only after normalising: slower)" if slow else "")
 
 
-def bypass_lines(variants: list[list[str]], not_covered: set[str] = frozenset()) -> list[str]:
+def bypass_lines(variants: list[list[str]], not_covered: AbstractSet[str] = frozenset()) -> list[str]:
     """Per bypass family, how its variants ended (`[family, status, tool]` per variant attempted in the run), and the
     tools the agent offered that no route class covers (said, never skipped silently)."""
     from ..bypass.judge import STATUSES

@@ -22,7 +22,7 @@ _LOG = os.environ.get("CONTROLPLANE_SAVE_LOG", "")
 _ARMED = os.environ.get("CONTROLPLANE_CRASH_SAVE", "")
 _WRITING = os.O_WRONLY | os.O_RDWR
 _open, _os_open, _os_write, _os_close = io.open, os.open, os.write, os.close
-_cut_fds = set()
+_cut_fds: set[int] = set()
 
 
 def _in_store(file):
