@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test demo mutate clean record-examples
+.PHONY: install lint test demo mutate mutate-sample clean record-examples
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,14 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 install: $(STAMP)
 
-test: $(STAMP)
+# The walls between layers (README "Architecture"), lint, format and types of src/: `make test` runs these first.
+lint: $(STAMP)
+	$(BIN)/lint-imports
+	$(BIN)/ruff check src
+	$(BIN)/ruff format --check src
+	$(BIN)/mypy
+
+test: lint
 	$(BIN)/python -m pytest tests -q
 
 demo: $(STAMP)

@@ -207,6 +207,13 @@ def tool_variants(family: str, target: str, tool: OfferedTool, depth: str = "cur
             )
             for v in base
         ]
+    return _file_tool_variants(family, target, tool, custom, defaults, depth)
+
+
+def _file_tool_variants(
+    family: str, target: str, tool: OfferedTool, custom: Any, defaults: dict[str, Any], depth: str
+) -> list[Variant]:
+    """Through a tool that writes or reads a file: one variant per path spelling it can take."""
     path_key = custom.path if custom else next((k for k in _PATH_KEYS if k in tool.inputs), None)
     content_key = custom.content if custom else next((k for k in _CONTENT_KEYS if k in tool.inputs), None)
     wants = {"write": "write", "escape": "write", "read": "read"}.get(family)

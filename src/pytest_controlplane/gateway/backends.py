@@ -312,7 +312,7 @@ class CassetteBackend:
     def close(self, *, save: bool) -> None:
         if not save or self.cassette is None or not self.recorded or self.mode not in ("record", "auto"):
             return
-        from .. import __version__
+        from importlib.metadata import version
 
         previous = self.cassette.provenance
         sources = sorted(self.sources | ({previous["source"]} if previous.get("source") else set()))
@@ -323,7 +323,7 @@ class CassetteBackend:
             "format": CASSETTE_FORMAT,
             "source": "; ".join(sources),
             "claude_cli_version": versions[-1] if versions else None,
-            "recorded_by": f"pytest-controlplane {__version__}",
+            "recorded_by": f"pytest-controlplane {version('pytest-controlplane')}",
             "templated": sorted(self.templater.roots),
         }
         self.cassette.save()

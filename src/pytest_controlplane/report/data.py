@@ -12,33 +12,14 @@ def collect(
     session: Any, *, test: str, outcome: str, failure: str = "", mode: str = "", canaries: Sequence[Any] = ()
 ) -> dict[str, Any]:
     """Everything the HTML report of one test needs; `canaries` are the test's Canary objects."""
-    exchanges = []
-    for exchange in session.gateway.exchanges:
-        answer = exchange.answer
-        if answer is None:
-            raw = exchange.body
-            answer = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-        exchanges.append(
-            {"request": exchange.request.json, "response": answer, "status": exchange.status, "source": exchange.source}
-        )
     data: dict[str, Any] = {
         "test": test,
         "outcome": outcome,
         "failure": failure,
         "agent": type(session.agent).__name__,
         "mode": "script" if session.gateway.mode == "script" else mode,
-        "exchanges": exchanges,
-        "tool_calls": [
-            {
-                "name": c.name,
-                "input": c.input,
-                "verdict": c.verdict,
-                "reason": c.reason,
-                "result": c.result,
-                "consulted": c.consulted,
-            }
-            for c in session.tool_calls
-        ],
+        "exchanges": [_exchange(exchange) for exchange in session.gateway.exchanges],
+        "tool_calls": [_tool_call(c) for c in session.tool_calls],
         "effects": [
             {"run": c.run, "during": c.during, "path": c.shown_as, "kind": c.kind, "detail": c.detail}
             for c in session.effects.diff
@@ -62,6 +43,20 @@ def collect(
         except (ControlPlaneError, OSError, ValueError):
             pass
     return data
+
+
+def _exchange(exchange: Any) -> dict[str, Any]:
+    """A request and its answer: the assembled message, or the body as it came (an error, a page)."""
+    answer = exchange.answer
+    if answer is None:
+        raw = exchange.body
+        answer = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    return {"request": exchange.request.json, "response": answer, "status": exchange.status, "source": exchange.source}
+
+
+def _tool_call(call: Any) -> dict[str, Any]:
+    keys = ("name", "input", "verdict", "reason", "result", "consulted")
+    return {key: getattr(call, key) for key in keys}
 
 
 def _offered(session: Any) -> list[dict[str, Any]]:
