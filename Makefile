@@ -35,6 +35,11 @@ mutate: $(STAMP)
 	$(BIN)/mutmut run --max-children 2 $(MUTANTS)
 	$(BIN)/mutmut results
 
+# A seeded random sample of the oracles' mutants (SIZE, SEED): the kill rate with its 95 % interval in ~20 minutes.
+mutate-sample: $(STAMP)
+	$(BIN)/python -m pip install --quiet mutmut==3.8.1
+	$(BIN)/python tools/mutation_sample.py --size $(or $(SIZE),500) --seed $(or $(SEED),2)
+
 clean:
 	rm -rf $(VENV) .pytest_cache mutants
 
