@@ -23,7 +23,7 @@ _EXPORTS = {
     "ClaudeAgent": "pytest_controlplane.agents.claude",
     "claude_cli": "pytest_controlplane.agents.claude",
     "CommandAgent": "pytest_controlplane.agents.command",
-    "LoopAgent": "pytest_controlplane.agents.loop",
+    "LoopAgent": "pytest_controlplane.agents.loop_agent",
     "run_agentic_loop": "pytest_controlplane.loop.agent_loop",
     "SessionStore": "pytest_controlplane.loop.store",
     "FileChange": "pytest_controlplane.loop.store",
@@ -97,7 +97,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover
     from .agents.claude import ClaudeAgent, claude_cli
     from .agents.command import CommandAgent
-    from .agents.loop import LoopAgent
+    from .agents.loop_agent import LoopAgent
     from .agents.outcome import ToolCall
     from .agents.world import World
     from .bypass.corpus import corpus

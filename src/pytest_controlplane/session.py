@@ -163,7 +163,7 @@ class AgentSession:
     def _raise_what_went_wrong(self, outcome: RunOutcome, *, answered: bool) -> None:
         """The run's failure, the most telling account first: the gateway's own (it beats the agent's paraphrase of
         a 403), a callback that raised, the agent's error, or a run that never called the model."""
-        problem = self.gateway.report()
+        problem = self.gateway.take_problem()
         if problem is not None:
             raise problem
         if outcome.callback_errors:
@@ -177,7 +177,8 @@ class AgentSession:
         if outcome.error is not None:
             raise AgentError(
                 f"The agent failed: {type(outcome.error).__name__}: {outcome.error}\n"
-                f"stderr tail:\n{stderr_tail(outcome.stderr)}"
+                f"stderr tail:\n{stderr_tail(outcome.stderr)}",
+                hint="The error and the stderr tail say why: the adapter's run() raised it, not the control plane.",
             ) from outcome.error
         if not answered:
             raise AgentError(
@@ -222,7 +223,11 @@ class AgentSession:
         outcome = self.run(prompt)
         matching = [c for c in outcome.tool_calls if c.name == call.name]
         if not matching:
-            raise AgentError(f"The agent never surfaced the scripted {call.name} call.")
+            raise AgentError(
+                f"The agent never surfaced the scripted {call.name} call.",
+                hint="The agent must hand the model's tool_use to its tools (or refuse it): check that it offers "
+                f"{call.name} and does not end its turn without answering the call.",
+            )
         return matching[0]
 
     # --- crashes --------------------------------------------------------------------------------

@@ -205,7 +205,8 @@ class ClaudeAgent:
         options = self.options_factory(world.workspace)
         if not isinstance(options, ClaudeAgentOptions):
             raise ConfigError(
-                f"ClaudeAgent's options_factory returned {type(options).__name__}, not ClaudeAgentOptions."
+                f"ClaudeAgent's options_factory returned {type(options).__name__}, not ClaudeAgentOptions.",
+                hint="Return ClaudeAgentOptions(...) from it: ClaudeAgent(lambda workspace: ClaudeAgentOptions(...)).",
             )
         # The user's env first, ours on top (it cannot point the agent elsewhere); the SDK merges this over
         # pytest's own environment, so whatever World.env withholds is blanked explicitly.
@@ -323,7 +324,11 @@ class ClaudeAgent:
                 "install (reinstall claude-agent-sdk) or an unusable cli_path; a signal means "
                 "something killed it — a tool command, or the machine running out of memory.",
             )
-        return AgentError(f"The Claude agent failed: {type(error).__name__}: {error}\nstderr tail:\n{tail}")
+        return AgentError(
+            f"The Claude agent failed: {type(error).__name__}: {error}\nstderr tail:\n{tail}",
+            hint="The error and the stderr tail say why; an error raised by your options_factory or a callback is "
+            "your code's, anything else the CLI's (run the test with -s to see all of its stderr).",
+        )
 
     @staticmethod
     def transcript(world: World, session_id: str) -> Path:

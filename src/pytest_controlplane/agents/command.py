@@ -91,7 +91,10 @@ class CommandAgent:
         if callable(self.argv):
             command = [os.fspath(a) for a in self.argv(session_id=session_id, resume=resume, fork=fork)]
             if not command:
-                raise ConfigError("CommandAgent's argv function returned an empty command.")
+                raise ConfigError(
+                    "CommandAgent's argv function returned an empty command.",
+                    hint='Return the program and its arguments, e.g. ["my-agent", "--resume", resume].',
+                )
             return command
         if resume is not None:
             raise ConfigError(

@@ -180,7 +180,7 @@ class ModelGateway:
             for leftover in self.leftovers():
                 raise leftover
 
-    def report(self) -> ControlPlaneError | None:
+    def take_problem(self) -> ControlPlaneError | None:
         """The first problem not yet reported, marked as reported (for callers that raise it themselves)."""
         for problem in self.problems:
             if not getattr(problem, "reported", False):

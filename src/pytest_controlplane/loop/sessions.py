@@ -160,5 +160,8 @@ def call_loop(loop: Loop, messages: list[dict[str, Any]], loop_kwargs: dict[str,
             hint="Return the list you appended the model's replies to.",
         )
     if not isinstance(answer, str):
-        raise SessionFormatError(f"The agent loop {name} returned a {type(answer).__name__} as its answer, not a str.")
+        raise SessionFormatError(
+            f"The agent loop {name} returned a {type(answer).__name__} as its answer, not a str.",
+            hint="Return (answer, messages) with the answer's text as a str, as run_agentic_loop does.",
+        )
     return answer, result
