@@ -251,6 +251,29 @@ def test_a_separated_leak_deep_in_a_long_text_is_placed_on_its_line():
     assert leak.snippet == "K=«API_KEY canary»"
 
 
+def test_base64url_is_named_apart_from_base64_when_the_two_differ():
+    """Values with `~`, `>` or `?` encode to `-`/`_` in base64url and `+`/`/` in base64: each form is named."""
+    canary = Canary("tok~~~>>>???~~~>>>???zz", name="K")
+    line = f"API_KEY={canary.value}\n".encode()
+    assert base64.b64encode(line) != base64.urlsafe_b64encode(line)
+    for encode, name in ((base64.urlsafe_b64encode, "base64url"), (base64.b64encode, "base64")):
+        assert [leak.encoding for leak in canary.find(f"x {encode(line).decode()} y")] == [name]
+
+
+def test_one_canary_plain_on_one_line_and_in_look_alikes_on_another_is_two_leaks():
+    """A find in the decoded view is dropped only when the exact view found the same canary on the same lines."""
+    canary = Canary.mint("two", "K")
+    leaks = canary.find(f"plain {canary.value}\nlook-alikes {canary.value.translate(CYRILLIC)}\n")
+    assert [(leak.where, leak.encoding) for leak in leaks] == [("text, line 1", "raw"), ("text, line 2", LOOK("raw"))]
+
+
+def test_a_request_body_that_is_not_json_is_scanned_as_it_came():
+    value = Canary.mint("body", "K").value
+    request = ModelRequest("POST", "/v1/messages", {}, f"key={value}&x=1".encode(), index=2)
+    surfaces = list(exchange_surfaces(2, Exchange(request, make_response(200, b"{}", "application/json"), "test")))
+    assert [(leak.surface, leak.where) for leak in find_leaks(value, surfaces)] == [("request", "request #3, line 1")]
+
+
 def test_look_alikes_written_percent_encoded_are_found():
     """A value in Cyrillic look-alikes, then percent-encoded as a URL would carry it: undone in that order."""
     from urllib.parse import quote
@@ -500,6 +523,46 @@ def test_every_surface_of_a_session_is_scanned_once_and_named(pytester, monkeypa
         "*transcript $CLAUDE_CONFIG_DIR/t.jsonl, line 1: canary_secret canary, raw *",
         "*session store s.json, line 1: canary_secret canary, hex, with characters inserted between *",
     ], consecutive=True)
+
+
+BIG_FILE = '''
+from pytest_controlplane import text, tool_use
+
+
+def test_big(agent_session, canary_secret, scripted_model):
+    canary_secret.plant_env("SERVICE_TOKEN")
+    scripted_model([tool_use("Bash", {"command": "yes x | head -c 100000 > big.txt; echo $SERVICE_TOKEN >> big.txt"}),
+                    text("done")])
+    agent_session.run("Pad the token.")
+    assert [(leak.surface, leak.where) for leak in canary_secret.find(agent_session)] == [
+        ("file", "file big.txt, line 50001")]
+'''
+
+
+CASSETTE_FILE = '''
+from pathlib import Path
+
+from pytest_controlplane import text
+
+
+def test_taped(agent_session, canary_secret, scripted_model):
+    tape = Path("cassettes/test_taped/test_taped.yaml")
+    tape.parent.mkdir(parents=True)
+    tape.write_text("interactions: []\\nversion: 1\\n# " + canary_secret.value + "\\n")
+    scripted_model([text("done")])
+    agent_session.run("Nothing.")
+    assert [(leak.surface, leak.where) for leak in canary_secret.find(agent_session)] == [
+        ("cassette", f"cassette {tape.resolve()}, line 3")]
+'''
+
+
+def test_the_tests_cassette_file_is_a_surface(pytester, monkeypatch):
+    shell_agent.run(pytester, monkeypatch, CASSETTE_FILE, name="test_taped").assert_outcomes(passed=1)
+
+
+def test_a_file_too_big_to_keep_is_scanned_where_it_lies(pytester, monkeypatch):
+    """The snapshot keeps file contents up to 64 KiB; a bigger file the agent wrote is read from the disk."""
+    shell_agent.run(pytester, monkeypatch, BIG_FILE, name="test_big").assert_outcomes(passed=1)
 
 
 LOOP_SESSION = '''
