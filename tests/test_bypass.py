@@ -312,7 +312,7 @@ def test_what_held_a_variant_is_named_from_the_call():
 def test_a_variants_report_says_every_part_of_the_verdict_in_order():
     import dataclasses
 
-    from pytest_controlplane.agents.outcome import ToolCall
+    from pytest_controlplane import ToolCall
     from pytest_controlplane.bypass.corpus import corpus
     from pytest_controlplane.bypass.judge import BypassOutcome
 
@@ -369,14 +369,14 @@ NEVER_RAN = ("inconclusive", "the Write attempt never ran (the run ended before 
 
 
 def _attempt(verdict, **fields):
-    from pytest_controlplane.agents.outcome import ToolCall
+    from pytest_controlplane import ToolCall
 
     return ToolCall("toolu_1", "Write", {"file_path": ".env"}, verdict=verdict, **fields)
 
 
 def _refused(*steps):
     """Setup calls from (tool, verdict, reason)."""
-    from pytest_controlplane.agents.outcome import ToolCall
+    from pytest_controlplane import ToolCall
 
     return [ToolCall(f"toolu_0{i}", name, {}, verdict=verdict, reason=reason)
             for i, (name, verdict, reason) in enumerate(steps)]

@@ -32,7 +32,7 @@ _EXPORTS = {
     "resume_session": "pytest_controlplane.loop.sessions",
     "fork_session": "pytest_controlplane.loop.sessions",
     "start_fresh_with_summary": "pytest_controlplane.loop.sessions",
-    "ToolCall": "pytest_controlplane.agents.outcome",
+    "ToolCall": "pytest_controlplane.tool_call",
     "Canary": "pytest_controlplane.canary.canary",
     "CanaryLeaked": "pytest_controlplane.canary.canary",
     "Leak": "pytest_controlplane.canary.canary",
@@ -98,7 +98,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .agents.claude import ClaudeAgent, claude_cli
     from .agents.command import CommandAgent
     from .agents.loop_agent import LoopAgent
-    from .agents.outcome import ToolCall
     from .agents.world import World
     from .bypass.corpus import corpus
     from .bypass.judge import BypassInconclusive, BypassOutcome, BypassSucceeded, VariantNotApplicable
@@ -138,4 +137,5 @@ if TYPE_CHECKING:  # pragma: no cover
     from .loop.sessions import fork_session, load_session, resume_session, save_session, start_fresh_with_summary
     from .loop.store import FileChange, SessionStore
     from .session import AgentSession
+    from .tool_call import ToolCall
     from .wire import Exchange, ModelRequest

@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .agents.adapter import AgentAdapter
-from .agents.outcome import RunOutcome, ToolCall, calls_seen_by_model
+from .agents.outcome import RunOutcome, calls_seen_by_model
 from .agents.process import process_ids, reap, stderr_tail
 from .agents.world import World
 from .effects import Effects
 from .errors import AgentError, ConfigError, ControlPlaneError, ours
 from .gateway.scripted import Block, ScriptedModel, text
 from .gateway.server import ModelGateway
+from .tool_call import ToolCall
 
 __tracebackhide__ = ours  # our errors show without our frames
 

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentError, ConfigError, ours
-from .outcome import RunOutcome, ToolCall
+from ..tool_call import ToolCall
+from .outcome import RunOutcome
 from .process import describe_exit, stderr_tail
 from .world import World, check_takes_workspace
 

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..agents.outcome import ToolCall
 from ..effects.snapshot import under
 from ..errors import ControlPlaneFailure, ours
+from ..tool_call import ToolCall
 from .offered import offered_tools
 from .setup import exec_marker, read_canary, target_path
 from .variant import Variant

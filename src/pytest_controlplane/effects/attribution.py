@@ -52,7 +52,7 @@ def _call(
 ) -> tuple[Any, int | None]:
     if tool_use_id in calls:
         return calls[tool_use_id]
-    from ..agents.outcome import ToolCall
+    from ..tool_call import ToolCall
 
     name, tool_input = seen or ("tool", {})
     return ToolCall(str(tool_use_id), name, dict(tool_input)), None  # e.g. a subagent's call
