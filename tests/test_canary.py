@@ -267,6 +267,14 @@ def test_one_canary_plain_on_one_line_and_in_look_alikes_on_another_is_two_leaks
     assert [(leak.where, leak.encoding) for leak in leaks] == [("text, line 1", "raw"), ("text, line 2", LOOK("raw"))]
 
 
+def test_bytes_are_a_surface_of_their_own_and_what_cannot_be_scanned_is_refused():
+    canary = Canary.mint("sources", "K")
+    assert [leak.where for leak in canary.find(f"a\nb {canary.value}".encode())] == ["bytes, line 2"]
+    with pytest.raises(ConfigError) as refused:
+        canary.find(42)
+    assert str(refused.value) == "Cannot scan int.\nPass an agent_session, text, bytes, a Path or a list of them."
+
+
 def test_a_request_body_that_is_not_json_is_scanned_as_it_came():
     value = Canary.mint("body", "K").value
     request = ModelRequest("POST", "/v1/messages", {}, f"key={value}&x=1".encode(), index=2)

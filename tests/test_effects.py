@@ -487,6 +487,18 @@ def test_an_agents_own_state_is_bookkeeping_and_its_rules_and_tmp_files_are_effe
     assert [c.path for c in beside.diff] == [str(other / "x")]
 
 
+def test_a_file_of_64_kib_is_kept_for_its_diff_and_one_byte_more_is_not(tmp_path):
+    from pytest_controlplane.effects.snapshot import KEEP_CONTENT_BYTES, Contents, snapshot
+
+    (tmp_path / "edge").write_bytes(b"x" * KEEP_CONTENT_BYTES)
+    (tmp_path / "over").write_bytes(b"x" * (KEEP_CONTENT_BYTES + 1))
+    contents = Contents()
+    taken = snapshot(tmp_path, contents=contents)
+    assert taken.contents is contents
+    assert contents.read(taken.entries[str(tmp_path / "edge")].digest) == b"x" * KEEP_CONTENT_BYTES
+    assert contents.read(taken.entries[str(tmp_path / "over")].digest) is None
+
+
 def test_a_chmod_of_an_inode_shared_by_hardlinks_is_one_change_made_outside_any_call(tmp_path):
     import os
 

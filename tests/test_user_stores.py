@@ -63,7 +63,8 @@ def test_transcript_lines_are_known_by_a_uuid_or_a_session_id(tmp_path, marks):
     stored = read_stored(tmp_path / "t.jsonl")
     assert (stored.kind, stored.content, stored.path) == (JSONL, lines, tmp_path / "t.jsonl")
     (tmp_path / "one.json").write_text(lines[0] + "\n")  # a transcript of one line, under any name
-    assert (read_stored(tmp_path / "one.json").kind, read_stored(tmp_path / "one.json").content) == (JSONL, lines[:1])
+    one = read_stored(tmp_path / "one.json")
+    assert (one.kind, one.content, one.path) == (JSONL, lines[:1], tmp_path / "one.json")
 
 
 def test_a_store_cut_off_part_way_is_torn_with_its_size(tmp_path):
