@@ -8,7 +8,7 @@ import pytest
 
 from pytest_controlplane.agents.process import stderr_tail
 from pytest_controlplane.crash import CrashPoint, CrashReport, CrashResult, HistoryInconsistent, _why, lost
-from pytest_controlplane.errors import AgentError, ConfigError
+from pytest_controlplane.errors import AgentError, ConfigError, SessionCorrupt
 from pytest_controlplane.history.check import Problem
 from pytest_controlplane.history.stored import JSONL, MESSAGES, Stored
 
@@ -145,11 +145,15 @@ def test_what_a_resume_lost_is_named_by_what_was_stored_before_the_crash(known, 
      "The agent exited with status 1. (json.decoder.JSONDecodeError: Expecting value)"),
     (["ValueError: torn"], "The agent exited with status 1. (ValueError: torn)"),
     ([], "The agent exited with status 1."),
-    (None, "The agent exited with status 1."),  # no stderr tail in the error at all
+    (["ValueError: torn", "", "  "], "The agent exited with status 1. (ValueError: torn)"),  # blank lines after it
+    (None, "The agent exited with status 1."),  # an error of ours that is no AgentError: nothing on stderr to say
 ])
 def test_a_failed_resume_is_named_by_the_agents_own_last_stderr_line(stderr, expected):
-    tail = f"\nstderr tail:\n{stderr_tail(stderr)}" if stderr is not None else ""
-    error = AgentError(f"The agent exited with status 1.{tail}", hint="The stderr tail says why.")
+    if stderr is None:
+        error = SessionCorrupt("The agent exited with status 1.\nand more", hint="Restore it.")
+    else:
+        error = AgentError(f"The agent exited with status 1.\nstderr tail:\n{stderr_tail(stderr)}",
+                           hint="The stderr tail says why.", stderr=stderr)
     assert _why(error) == expected
 
 

@@ -301,10 +301,9 @@ def crash_and_resume(
 
 def _why(error: ControlPlaneError) -> str:
     """The first line of a failed resume's error, and the last line the agent wrote on stderr (its own reason)."""
-    lines = str(error).splitlines()
-    tail = lines[lines.index("stderr tail:") + 1 :] if "stderr tail:" in lines else []
-    reason = next((line.strip().removeprefix("| ") for line in reversed(tail) if line.strip().startswith("|")), "")
-    return f"{lines[0]} ({reason})" if reason else lines[0]
+    first = str(error).splitlines()[0]
+    stderr = getattr(error, "stderr", [])
+    return f"{first} ({stderr[-1].strip()})" if stderr else first
 
 
 def stored_history(agent: Any, world: Any, session_id: str) -> Stored | None:

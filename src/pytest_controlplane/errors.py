@@ -124,7 +124,11 @@ class UpstreamError(GatewayError):
 
 
 class AgentError(ControlPlaneError):
-    """The agent under test crashed, hung or never called the model."""
+    """The agent under test crashed, hung or never called the model; `stderr`: what it wrote there, by line."""
+
+    def __init__(self, message: str, *, hint: str = "", stderr: Sequence[str] = ()) -> None:
+        self.stderr = [line for line in stderr if line.strip()]
+        super().__init__(message, hint=hint)
 
 
 class SessionError(ControlPlaneError):

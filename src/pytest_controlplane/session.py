@@ -179,11 +179,13 @@ class AgentSession:
             raise AgentError(
                 f"The agent failed: {type(outcome.error).__name__}: {outcome.error}\n"
                 f"stderr tail:\n{stderr_tail(outcome.stderr)}",
+                stderr=outcome.stderr,
                 hint="The error and the stderr tail say why: the adapter's run() raised it, not the control plane.",
             ) from outcome.error
         if not answered:
             raise AgentError(
                 f"The agent finished without calling the model once.\nstderr tail:\n{stderr_tail(outcome.stderr)}",
+                stderr=outcome.stderr,
                 hint="Check that the agent honours ANTHROPIC_BASE_URL (it is set to the gateway) and "
                 "reads its prompt (from stdin, for a CommandAgent).",
             )

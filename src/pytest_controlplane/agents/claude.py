@@ -299,6 +299,7 @@ class ClaudeAgent:
         if isinstance(error, TimeoutError):
             return AgentError(
                 f"The Claude agent did not finish within {timeout:g} s{during}; it was stopped.\nstderr tail:\n{tail}",
+                stderr=outcome.stderr,
                 hint="A hook or can_use_tool that waits forever, or a tool that hangs, is the usual "
                 "cause; raise the limit with @pytest.mark.agent(timeout=...) or the ini option "
                 "agent_timeout if the run is just long.",
@@ -321,12 +322,14 @@ class ClaudeAgent:
             lost = "" if exit_code is not None else f" (the SDK says {type(error).__name__}: {str(error).strip()})"
             return AgentError(
                 f"The Claude Code CLI {how}{during}{lost}.\nstderr tail:\n{tail}",
+                stderr=outcome.stderr,
                 hint="The stderr tail says why. A CLI that cannot start usually means a broken "
                 "install (reinstall claude-agent-sdk) or an unusable cli_path; a signal means "
                 "something killed it — a tool command, or the machine running out of memory.",
             )
         return AgentError(
             f"The Claude agent failed: {type(error).__name__}: {error}\nstderr tail:\n{tail}",
+            stderr=outcome.stderr,
             hint="The error and the stderr tail say why; an error raised by your options_factory or a callback is "
             "your code's, anything else the CLI's (run the test with -s to see all of its stderr).",
         )

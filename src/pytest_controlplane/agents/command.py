@@ -33,6 +33,7 @@ def _failure(command: list[str], status: int, stderr: list[str], timed_out_after
         return AgentError(
             f"The agent process {name} did not finish within {timed_out_after:g} s; its process group was killed.\n"
             f"stderr tail:\n{stderr_tail(stderr)}",
+            stderr=stderr,
             hint="A tool that hangs, or an agent waiting for more input (stdin is closed after the prompt), is "
             "the usual cause; raise the limit with @pytest.mark.agent(timeout=...) or the ini option "
             "agent_timeout if the run is just long.",
@@ -40,6 +41,7 @@ def _failure(command: list[str], status: int, stderr: list[str], timed_out_after
     if status != 0:
         return AgentError(
             f"The agent process {name} {describe_exit(status)}.\nstderr tail:\n{stderr_tail(stderr)}",
+            stderr=stderr,
             hint="The stderr tail says why. The command was: " + " ".join(command),
         )
     return None

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .snapshot import Snapshot, iter_parents, resolve
+from .snapshot import Snapshot, iter_parents, resolve, under
 
 
 @dataclass
@@ -31,9 +31,9 @@ def normalise(spelled: str, *, workspace: str, home: str) -> str:
     """A path as a shell or a tool would read it: `~`/$HOME/$PWD expanded, relative to the workspace, `..` applied."""
     text = spelled
     for variable, value in (("${HOME}", home), ("$HOME", home), ("${PWD}", workspace), ("$PWD", workspace)):
-        if text == variable or text.startswith(variable + "/"):
+        if under(text, variable):
             text = value + text[len(variable) :]
-    if text == "~" or text.startswith("~/"):
+    if under(text, "~"):
         text = home + text[1:]
     if not text.startswith("/"):
         text = os.path.join(workspace, text)
