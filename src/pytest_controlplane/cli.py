@@ -111,7 +111,7 @@ def cassettes(args: argparse.Namespace) -> int:
     if len(paths) != 1 or not Path(paths[0]).is_dir():
         print("controlplane cassettes prune takes one cassette directory", file=sys.stderr)
         return 2
-    stale = audit.unused(paths[0], audit.collected(paths[0], args.tests))
+    stale = audit.unused(audit.cassette_files(paths), audit.collected(paths[0], args.tests))
     if args.json:
         print(json.dumps({"unused": [str(p) for p in stale], "deleted": bool(args.yes)}, indent=1))
     for path in stale:

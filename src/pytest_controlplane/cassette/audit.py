@@ -114,11 +114,11 @@ def stats(paths: Iterable[str | Path]) -> dict[str, Any]:
     }
 
 
-def unused(cassette_dir: str | Path, used: Iterable[str | Path]) -> list[Path]:
-    """Cassette files under `cassette_dir` that are not among `used` (what a run played, or what collected
-    tests would play: `collected`)."""
+def unused(cassettes: Iterable[Path], used: Iterable[str | Path]) -> list[Path]:
+    """The `cassettes` (`cassette_files` of a directory) that are not among `used`: what a run played, or what
+    collected tests would play (`collected`)."""
     wanted = {Path(path).resolve() for path in used}
-    return [path for path in cassette_files([cassette_dir]) if path.resolve() not in wanted]
+    return [path for path in cassettes if path.resolve() not in wanted]
 
 
 def collected(cassette_dir: str | Path, tests: Iterable[str] = (), python: str = sys.executable) -> set[Path]:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..tool_call import ToolCall
 from .snapshot import Snapshot
 
 
@@ -52,8 +53,6 @@ def _call(
 ) -> tuple[Any, int | None]:
     if tool_use_id in calls:
         return calls[tool_use_id]
-    from ..tool_call import ToolCall
-
     name, tool_input = seen or ("tool", {})
     return ToolCall(str(tool_use_id), name, dict(tool_input)), None  # e.g. a subagent's call
 

@@ -79,8 +79,9 @@ def unused_lines(cassette_dir: Path, used: set[str], root: Path) -> list[str]:
     (a run that played none says nothing about them)."""
     from ..cassette.audit import cassette_files, unused
 
-    stale = unused(cassette_dir, used)
-    if not stale or len(stale) == len(cassette_files([cassette_dir])):
+    cassettes = cassette_files([cassette_dir])
+    stale = unused(cassettes, used)
+    if not stale or len(stale) == len(cassettes):
         return []
     shown = ", ".join(os.path.relpath(p, root) for p in stale[:5]) + (" ..." if len(stale) > 5 else "")
     return [
