@@ -323,3 +323,19 @@ def test_under_accept_edits_the_cli_runs_rm_without_asking_the_callback_and_the_
     result = pytester.runpytest("-s")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*CALL ToolCall(Bash *: allowed; hooks consulted: 0, callback consulted: 0)"])
+
+
+def test_an_adapter_without_the_optional_readers_is_told_which_method_to_add(tmp_path):
+    """AgentAdapter asks only for run(); history and transcript_path() need the adapter's readers, and say so."""
+    from pytest_controlplane import AgentSession, ConfigError, ModelGateway, ScriptedModel, World, text
+
+    class RunOnly:
+        def run(self, prompt, **options):
+            raise AssertionError("not run in this test")
+
+    session = AgentSession(RunOnly(), World.create(tmp_path / "w"), ModelGateway(script=ScriptedModel([text("x")])))
+    with pytest.raises(ConfigError, match=r"agent_session.history needs the agent's history method, and RunOnly has"):
+        session.history
+    with pytest.raises(ConfigError, match=r"Give RunOnly a method transcript\(world, session_id\) -> Path"):
+        session.transcript_path()
+

@@ -62,3 +62,21 @@ def test_prune_lists_cassettes_no_test_uses_and_deletes_them_with_yes(tmp_path):
 def test_a_missing_directory_is_a_usage_error(tmp_path):
     done = controlplane("cassettes", "check", "nowhere", cwd=tmp_path)
     assert done.returncode == 2 and "no such file or directory: nowhere" in done.stderr
+
+
+def test_the_run_summary_names_the_cassettes_no_test_played(tmp_path):
+    """After a whole-suite run: the cassette files in the cassette dir that no test played, spelled from the root;
+    nothing when every one was played, or when the run played none of them (a run of scripted tests only)."""
+    from pytest_controlplane.report.terminal import unused_lines
+
+    played, orphan = tmp_path / "cassettes" / "t" / "a.yaml", tmp_path / "cassettes" / "t" / "b.yaml"
+    played.parent.mkdir(parents=True)
+    played.write_text("")
+    orphan.write_text("")
+    directory = tmp_path / "cassettes"
+    assert unused_lines(directory, {str(played)}, tmp_path) == [
+        f"1 cassette file(s) no test of this run used: cassettes/t/b.yaml; if the whole suite ran, "
+        f"`controlplane cassettes prune {directory}` lists them and `--yes` deletes them"]
+    assert unused_lines(directory, {str(played), str(orphan)}, tmp_path) == []
+    assert unused_lines(directory, set(), tmp_path) == []
+

@@ -229,6 +229,17 @@ def test_agent_session_replays_twice_elsewhere_with_identical_requests(pytester,
     assert cassette.read_bytes() == recorded_bytes  # replay never writes
 
 
+def test_a_budget_that_is_not_a_number_says_which_options_and_how_to_fix_them():
+    from pytest_controlplane.config import parse_budget
+    from pytest_controlplane.errors import ConfigError
+
+    assert parse_budget("1000", "0.5") == (1000, 0.5) and parse_budget(None, "") == (None, None)
+    with pytest.raises(ConfigError) as raised:
+        parse_budget("many", None)
+    assert str(raised.value).startswith("agent_max_tokens / agent_budget_usd must be numbers: invalid literal")
+    assert raised.value.hint.startswith("Set them to a whole number of tokens and a number of dollars")
+
+
 def test_a_token_budget_stops_calls_to_the_real_api(pytester, monkeypatch, tmp_path):
     """Record against the (stand-in) API with --agent-max-tokens: once spent, the gateway refuses to call it."""
     pytester.makepyfile(test_agent=SDK_AGENT)
