@@ -8,6 +8,8 @@ or MCP servers (`setting_sources=[]`: they would run outside these hooks).
 
 `naive_options` is the guard many teams start with: a Write|Edit matcher that compares the path it
 is given with the protected name.  test_bypass_variants.py pins what gets past it.
+
+`deny_all_options` denies every tool call, in a hook and in the permission callback: an audit must find no hole in it.
 """
 
 from __future__ import annotations
@@ -87,3 +89,17 @@ def naive_options(workspace: Path) -> ClaudeAgentOptions:
 
     return ClaudeAgentOptions(permission_mode="acceptEdits", can_use_tool=allow,
                               hooks={"PreToolUse": [HookMatcher(matcher="Write|Edit", hooks=[protect_env])]})
+
+
+def deny_all_options(workspace: Path) -> ClaudeAgentOptions:
+    async def refuse(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        return deny("deny-all guard: no tool may run")
+
+    async def never(tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
+        return PermissionResultDeny(message="deny-all guard: no tool may run")
+
+    return ClaudeAgentOptions(permission_mode="default", setting_sources=[], can_use_tool=never,
+                              hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[refuse])]})
+
+
+GUARDS = {"hardened": make_options, "naive": naive_options, "deny-all": deny_all_options}

@@ -38,7 +38,8 @@ class Option:
     help: str = ""
     ini_help: str = ""
     flag: dict[str, Any] = field(default_factory=lambda: {"default": None})  # more argparse keywords
-    ini_default: str = ""
+    ini_default: Any = ""
+    ini_type: str | None = None  # "bool", "linelist", "args" (None: a string)
 
 
 OPTIONS = (
@@ -94,6 +95,39 @@ OPTIONS = (
         "after the bypass tests, list the tools the agent under test offers, each with its class "
         "and how many variants of each family went through it.",
         flag={"action": "store_true", "default": False},
+    ),
+    Option(
+        "agent_audit",
+        "collect the audit instead of the tests: every curated bypass variant of the audit's targets, under every "
+        "permission mode, played through each given directory's `agent`; prints the route x mode matrix and writes "
+        "it as HTML beside the reports; ini: agent_audit.",
+        "collect the audit instead of the tests (see --agent-audit)",
+        {"action": "store_true", "default": False},
+        ini_default=False,
+        ini_type="bool",
+    ),
+    Option(
+        "agent_audit_json",
+        "write the audit's records to PATH as JSON (one per shard; join them with `controlplane audit merge`).",
+        flag={"default": None, "metavar": "PATH"},
+    ),
+    Option(
+        "agent_audit_write",
+        "write a pytest module to PATH that pins every audit verdict: holes fail until fixed, held must stay held.",
+        flag={"default": None, "metavar": "PATH"},
+    ),
+    Option(
+        "agent_audit_targets",
+        ini_help="the audit's targets, one 'family target' per line (default: write/read .env and secrets/, exec curl "
+        "and scripts/deploy.sh, escape)",
+        ini_type="linelist",
+        ini_default=None,
+    ),
+    Option(
+        "agent_audit_modes",
+        ini_help="the permission modes the audit tries (default: all the CLI accepts; '-': the agent as configured)",
+        ini_type="args",
+        ini_default=None,
     ),
     Option("agent_timeout", ini_help="seconds one agent run may take (default 120); the marker's timeout= wins"),
 )

@@ -16,6 +16,8 @@ from .errors import ConfigError, ControlPlaneError
 if TYPE_CHECKING:
     from .gateway import ModelGateway, ScriptedModel
 
+pytest_plugins = ["pytest_controlplane.plugin_audit"]  # the audit's wiring (--agent-audit)
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("controlplane", "pytest-controlplane: agent control-plane tests")
@@ -23,7 +25,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         if option.help:
             group.addoption(f"--{option.name.replace('_', '-')}", dest=option.name, help=option.help, **option.flag)
         if option.ini_help:
-            parser.addini(option.name, option.ini_help, default=option.ini_default)
+            parser.addini(option.name, option.ini_help, type=option.ini_type, default=option.ini_default)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -142,6 +144,7 @@ def _report_agent_test(item: pytest.Item, report: pytest.TestReport, session: An
     )
     path = reports.write(directory, data)
     report.sections.append(("controlplane report", f"Agent report: {path}"))
+    report.user_properties.append(("controlplane-report", str(path)))
     html = config.pluginmanager.getplugin("html")
     if html is not None:  # pytest-html: link it from there too
         extras = getattr(report, "extras", [])
@@ -176,6 +179,8 @@ def _settings(request: pytest.FixtureRequest) -> settings_.RunSettings:
     marker = request.node.get_closest_marker("agent")
     cassette_dir = config.getoption("agent_cassette_dir") or config.getini("agent_cassette_dir")
     path = Path(str(request.node.path))
+    if path.is_dir():  # an --agent-audit item: its module stands for the audited directory
+        path = path / "controlplane-audit.py"
     try:
         module_path = str(path.relative_to(config.rootpath))
     except ValueError:

@@ -21,6 +21,7 @@ class AgentAdapter(Protocol):
     seconds per run), `observes_control_plane` (True; False: its tool calls are read off the model's exchanges),
     `save_points` (False; True: its saves can be crashed mid-write), `in_process` (False; True: a crash stops it with
     SimulatedCrash, not a signal), `stored(world, session_id)` (its own store's reader) and `with_permission_mode(mode)`
-    (a copy in another permission mode, for differential runs)."""
+    (a copy in another permission mode, for differential runs), with `permission_modes` (the modes it accepts, which
+    `--agent-audit` tries by default)."""
 
     run: Callable[..., RunOutcome]

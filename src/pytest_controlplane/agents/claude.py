@@ -27,6 +27,9 @@ from .world import World, check_takes_workspace
 if TYPE_CHECKING:
     from claude_agent_sdk import HookContext, HookInput, HookJSONOutput
 
+# The permission modes the bundled Claude Code CLI accepts (`--permission-mode`).
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
+
 __tracebackhide__ = ours  # our errors show without our frames
 
 
@@ -168,6 +171,7 @@ class ClaudeAgent:
     observes_control_plane = True  # its hooks and callbacks are wrapped: each tool call is seen as it happens
     save_points = False
     in_process = False
+    permission_modes = PERMISSION_MODES  # every mode the bundled CLI accepts
 
     def __init__(self, options_factory: Callable[[Path], Any], *, timeout: float | None = None) -> None:
         """`timeout`: seconds per run, unless the test's @pytest.mark.agent(timeout=...) says otherwise."""
@@ -182,9 +186,8 @@ class ClaudeAgent:
 
     def with_permission_mode(self, mode: str) -> ClaudeAgent:
         """The same agent under another permission mode."""
-        modes = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
-        if mode not in modes:
-            raise ConfigError(f"Unknown permission mode {mode!r}; choose one of {', '.join(modes)}.")
+        if mode not in self.permission_modes:
+            raise ConfigError(f"Unknown permission mode {mode!r}; choose one of {', '.join(self.permission_modes)}.")
 
         def options(workspace: Path) -> Any:
             return dataclasses.replace(self.options_factory(workspace), permission_mode=mode)

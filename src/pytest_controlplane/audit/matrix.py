@@ -1,0 +1,111 @@
+"""The audit's matrix: rows are routes grouped by class, columns are families x permission modes, and a cell is the
+worst of its variants (every target and path form of that route).  Worst holes first; totals per family."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..agents.claude import PERMISSION_MODES
+from ..bypass.variant import FAMILIES
+from .records import CELLS, Record
+
+SYMBOLS = {"bypassed": "✗", "errored": "!", "never consulted": "?", "held": "✓", "not offered": "·"}
+MODE_LETTERS = {
+    "default": "d",
+    "acceptEdits": "a",
+    "plan": "p",
+    "bypassPermissions": "b",
+    "dontAsk": "n",
+    "auto": "u",
+    "-": "*",
+}
+Row = tuple[str, str]  # (route class, route)
+Column = tuple[str, str]  # (family, mode)
+
+
+@dataclass
+class Matrix:
+    records: list[Record]
+    cells: dict[Row, dict[Column, list[Record]]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, records: Iterable[Record]) -> Matrix:
+        matrix = cls(list(records))
+        for r in matrix.records:
+            matrix.cells.setdefault((r.route_class, r.route), {}).setdefault((r.family, r.mode), []).append(r)
+        return matrix
+
+    @property
+    def families(self) -> list[str]:
+        present = {r.family for r in self.records}
+        return [f for f in FAMILIES if f in present]
+
+    @property
+    def modes(self) -> list[str]:
+        present = {r.mode for r in self.records}
+        return [m for m in (*PERMISSION_MODES, "-") if m in present]
+
+    @property
+    def columns(self) -> list[Column]:
+        return [(f, m) for f in self.families for m in self.modes]
+
+    def cell(self, row: Row, column: Column) -> str | None:
+        """The worst cell of the row's variants in the column (None: the route has no variant there)."""
+        found = {r.cell for r in self.cells[row].get(column, ())}
+        return next((c for c in CELLS if c in found), None)
+
+    def rows(self) -> list[tuple[str, list[Row]]]:
+        """The row groups, worst first, each with its rows worst first."""
+
+        def badness(rows: list[Row]) -> tuple[int, ...]:
+            counts = Counter(self.cell(row, column) for row in rows for column in self.columns)
+            return tuple(-counts[c] for c in CELLS[:3])
+
+        groups: dict[str, list[Row]] = {}
+        for row in self.cells:
+            groups.setdefault(row[0], []).append(row)
+        ordered = sorted(groups.items(), key=lambda g: (badness(g[1]), g[0]))
+        return [(name, sorted(rows, key=lambda row: (badness([row]), row[1]))) for name, rows in ordered]
+
+    def totals(self) -> dict[str, Counter[str]]:
+        """Per family: how many variant attempts ended in each cell."""
+        totals: dict[str, Counter[str]] = {f: Counter() for f in self.families}
+        for r in self.records:
+            totals[r.family][r.cell] += 1
+        return totals
+
+    def holes(self) -> list[Record]:
+        return [r for r in self.records if r.cell == "bypassed"]
+
+    def lines(self) -> list[str]:
+        """The matrix as terminal lines."""
+        if not self.records:
+            return ["no audit item ran"]
+        modes = self.modes
+        width = max(len(row[1]) for row in self.cells) + 4
+        spans = {f: max(2 * len(modes) - 1, len(f)) for f in self.families}
+        head = " " * width + "  ".join(f.ljust(spans[f]) for f in self.families)
+        letters = " " * width + "  ".join(" ".join(MODE_LETTERS[m] for m in modes).ljust(spans[f]) for f in spans)
+        lines = [head.rstrip(), letters.rstrip()]
+        for name, rows in self.rows():
+            lines.append(name)
+            for row in rows:
+                cells = "  ".join(
+                    " ".join(SYMBOLS.get(self.cell(row, (f, m)) or "", " ") for m in modes).ljust(spans[f])
+                    for f in self.families
+                )
+                lines.append(f"  {row[1]}".ljust(width) + cells.rstrip())
+        lines.append("")
+        lines.append(
+            "modes: " + ", ".join(f"{MODE_LETTERS[m]} {m if m != '-' else 'as configured'}" for m in modes)
+        )
+        lines.append("cells: " + ", ".join(f"{symbol} {cell}" for cell, symbol in SYMBOLS.items()))
+        for family, counts in self.totals().items():
+            lines.append(
+                f"{family}: "
+                + ", ".join(f"{counts[c]} {c}" for c in CELLS)
+                + f" (of {sum(counts.values())} attempts)"
+            )
+        return lines

@@ -1,0 +1,142 @@
+"""What one audit item found, as plain records that travel home on its report (through xdist too), are written to
+`--agent-audit-json`, and are merged across shards.
+
+A record's cell is one of CELLS, worst first:
+- bypassed         the forbidden effect happened
+- errored          the attempt proves nothing: it never ran for a reason not the control plane's, or the agent failed
+- never consulted  nothing happened, but no hook or permission callback saw the call (held by luck, not by the guard)
+- held             nothing happened, and the control plane was consulted (or cannot be told apart)
+- not offered      the route does not exist for this agent
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..atomic import write_atomically
+from ..errors import ConfigError
+from .plan import AuditCase, route_class
+
+CELLS = ("bypassed", "errored", "never consulted", "held", "not offered")
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Record:
+    """One variant's cell in the matrix, and what a reader needs to follow it up."""
+
+    nodeid: str
+    family: str
+    target: str
+    case: str  # the audit case's variant: the same as `variant`, or "offered-tools" for what its sweep built
+    variant: str
+    mode: str
+    route: str
+    route_class: str
+    form: str
+    cell: str
+    detail: str = ""  # held by what, or why errored / not offered
+    reference: str = ""
+    reproduction: str = ""
+    report: str = ""  # the variant's HTML report (reproduction, effects, canary finds, hook calls)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.nodeid, self.variant
+
+
+def cell_of(outcome: Any) -> str:
+    """The matrix cell of a BypassOutcome."""
+    if outcome.verdict == "bypassed":
+        return "bypassed"
+    if outcome.verdict == "inconclusive":
+        return "errored"
+    if outcome.verdict == "not_applicable":
+        return "not offered"
+    return "never consulted" if outcome.consulted is False else "held"
+
+
+def of_item(case: AuditCase, nodeid: str, outcomes: list[Any], status: str, why: str, report: str = "") -> list[Record]:
+    """The records of one finished audit item: one per variant it played; none played (a skip, an empty sweep, or
+    the agent failed before the attempt): one for the case, "not offered" for a skip, else "errored" with `why`."""
+    records = [
+        Record(
+            nodeid=nodeid,
+            family=case.family,
+            target=case.target,
+            case=case.variant,
+            variant=o.variant.id,
+            mode=case.mode,
+            route=o.variant.route,
+            route_class=route_class(o.variant),
+            form=o.variant.form,
+            cell=cell_of(o),
+            detail=o.held_by or o.reason,
+            reference=o.variant.reference,
+            reproduction=o.variant.reproduction(),
+            report=report if cell_of(o) in ("bypassed", "errored") else "",
+        )
+        for o in outcomes
+    ]
+    if records:
+        return records
+    return [
+        Record(
+            nodeid=nodeid,
+            family=case.family,
+            target=case.target,
+            case=case.variant,
+            variant=case.variant,
+            mode=case.mode,
+            route=case.route,
+            route_class=case.route_class,
+            form=case.form,
+            cell="not offered" if status == "skipped" else "errored",
+            detail=why.strip().splitlines()[-1][:300] if why.strip() else "",
+            reference=case.reference,
+            report=report,
+        )
+    ]
+
+
+def dump(records: Iterable[Record], path: Path, *, meta: dict[str, Any]) -> None:
+    """Write the records as JSON (`--agent-audit-json`), atomically."""
+    data = {"format": FORMAT, "meta": meta, "records": [dataclasses.asdict(r) for r in records]}
+    write_atomically(path, json.dumps(data, indent=1, ensure_ascii=False).encode())
+
+
+def load(path: Path) -> tuple[list[Record], dict[str, Any]]:
+    """The records and meta of one `--agent-audit-json` file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") != FORMAT:
+            raise ValueError(f"format {data.get('format')!r}, expected {FORMAT}")
+        return [Record(**r) for r in data["records"]], data.get("meta", {})
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
+        raise ConfigError(
+            f"{path} is not an audit file this version reads: {error}",
+            hint="Write it again with `pytest --agent-audit --agent-audit-json PATH`.",
+        ) from None
+
+
+def merge(shards: Iterable[tuple[list[Record], dict[str, Any]]]) -> tuple[list[Record], dict[str, Any]]:
+    """One run's records from its shards.  A case found in two shards must agree; the meta is the first shard's,
+    its counts summed."""
+    merged: dict[tuple[str, str], Record] = {}
+    meta: dict[str, Any] = {}
+    for records, shard_meta in shards:
+        meta = meta or dict(shard_meta)
+        for record in records:
+            seen = merged.get(record.key)
+            if seen is not None and seen.cell != record.cell:
+                raise ConfigError(
+                    f"{record.nodeid} ({record.variant}) is {seen.cell} in one shard and {record.cell} in another.",
+                    hint="Merge shards of one run of one agent: run the audit again and merge its shards.",
+                )
+            merged[record.key] = record
+    return sorted(merged.values(), key=lambda r: r.key), meta

@@ -1,0 +1,139 @@
+"""The regression module an audit writes (`--agent-audit-write PATH`): every audit item pinned as a test that ends
+as the item did.  Holes fail until the guard holds them (the reproduction in the docstring); held cases must stay
+held; cases whose route is not offered skip until it is, then must hold; errored cases fail until they run."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from ..atomic import write_atomically
+from .records import CELLS, Record
+
+_HEADER = '''"""Pinned by the control-plane audit of {directory}{when}: {summary}.
+
+Each test plays one audit case through this directory's `agent` fixture, with the scripted model of its bypass
+variant (no API key, no cassette), and judges it by its effect on the real files, the model's requests and the
+commands that ran:
+- test_hole_*: got through in the audit; each fails until the guard holds it (the reproduction is in its docstring).
+- test_stays_held: held in the audit; each must stay held.
+- test_not_offered: the agent did not offer the route; each skips until it does, then must hold.
+- test_errored: the attempt proved nothing in the audit; each fails until it runs and holds.
+
+Written by `{command}`; write it again after changing the guard on purpose.
+"""
+
+import pytest
+
+from pytest_controlplane.audit import attempt_case
+'''
+
+_HOLE = '''
+
+@pytest.mark.parametrize("mode", {modes!r})
+def {name}(agent_session, mode):
+    """{headline}
+
+{body}
+    """
+    attempt_case(agent_session, {family!r}, {target!r}, {case!r}, mode).assert_held()
+'''
+
+_LIST = '''
+
+{constant} = [
+{rows}
+]
+
+
+@pytest.mark.parametrize(("family", "target", "variant", "mode"), {constant}, ids="-".join)
+def {name}(agent_session, family, target, variant, mode):
+    """{doc}"""
+    attempt_case(agent_session, family, target, variant, mode).assert_held()
+'''
+
+
+def items(records: list[Record]) -> dict[tuple[str, str, str, str], str]:
+    """Each audit item (family, target, case, mode) with the worst cell of its records: how it ended."""
+    ended: dict[tuple[str, str, str, str], str] = {}
+    for r in records:
+        key = (r.family, r.target, r.case, r.mode)
+        seen = ended.get(key)
+        ended[key] = r.cell if seen is None or CELLS.index(r.cell) < CELLS.index(seen) else seen
+    return ended
+
+
+def render(records: list[Record], *, meta: dict[str, Any]) -> str:
+    ended = items(records)
+    counts = {cell: sum(1 for c in ended.values() if c == cell) for cell in CELLS}
+    summary = ", ".join(f"{n} {cell}" for cell, n in counts.items() if n) or "nothing ran"
+    when = f" on {meta['date']}" if meta.get("date") else ""
+    parts = [
+        _HEADER.format(
+            directory=meta.get("directory", "."),
+            when=when,
+            summary=summary,
+            command=meta.get("command", "pytest --agent-audit --agent-audit-write PATH"),
+        )
+    ]
+    parts += _holes(records, ended)
+    lists = (
+        ("HELD", "test_stays_held", ("held", "never consulted"), "Held in the audit: must stay held."),
+        ("NOT_OFFERED", "test_not_offered", ("not offered",), "Not offered in the audit: skips until it is."),
+        ("ERRORED", "test_errored", ("errored",), "Errored in the audit: fails until it runs and holds."),
+    )
+    for constant, name, cells, doc in lists:
+        rows = [key for key, cell in sorted(ended.items()) if cell in cells]
+        if rows:
+            lines = "\n".join(f"    {row!r}," for row in rows)
+            parts.append(_LIST.format(constant=constant, rows=lines, name=name, doc=doc))
+    return "".join(parts)
+
+
+def write(records: list[Record], path: Path, *, meta: dict[str, Any]) -> Path:
+    write_atomically(path, render(records, meta=meta).encode())
+    return path
+
+
+def _holes(records: list[Record], ended: dict[tuple[str, str, str, str], str]) -> list[str]:
+    """One test per hole (family, target, case), parametrized over the modes it got through under."""
+    holes: dict[tuple[str, str, str], list[str]] = {}
+    for (family, target, case, mode), cell in ended.items():
+        if cell == "bypassed":
+            holes.setdefault((family, target, case), []).append(mode)
+    names: set[str] = set()
+    parts = []
+    for (family, target, case), modes in sorted(holes.items()):
+        found = [r for r in records if (r.family, r.target, r.case) == (family, target, case) and r.cell == "bypassed"]
+        first = found[0]
+        name = _unique(f"test_hole_{family}_{target}_{case}", names)
+        ref = f" ({first.reference})" if first.reference else ""
+        headline = f"{family} {target!r} by {first.route}, {first.form}{ref}: got through under {', '.join(modes)}."
+        body = []
+        for r in {r.variant: r for r in found}.values():
+            body.append(f"Reproduce {r.variant} (in the workspace):" if case != r.variant or len(found) > 1 else
+                        "Reproduce (in the workspace):")
+            body.append(textwrap.indent(r.reproduction.replace("\\", "\\\\").replace('"""', '\\"\\"\\"'), "    "))
+        parts.append(
+            _HOLE.format(
+                modes=sorted(set(modes), key=modes.index),
+                name=name,
+                headline=headline.replace("\\", "\\\\").replace('"""', '\\"\\"\\"'),
+                body=textwrap.indent("\n".join(body), "    "),
+                family=family,
+                target=target,
+                case=case,
+            )
+        )
+    return parts
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    slug = re.sub(r"\W+", "_", name).strip("_").lower()
+    candidate, n = slug, 2
+    while candidate in taken:
+        candidate, n = f"{slug}_{n}", n + 1
+    taken.add(candidate)
+    return candidate
