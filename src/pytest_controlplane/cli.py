@@ -5,14 +5,18 @@
     controlplane cassettes check [cassettes/] [--json]    # loads? scrubbed? secrets? one CLI version?
     controlplane cassettes stats [cassettes/] [--json]
     controlplane cassettes prune [cassettes/] [--yes]     # cassettes no collected test uses
+    controlplane audit [PATH] [PYTEST ARGS...]            # pytest --agent-audit PATH: the route x mode matrix
+    controlplane audit merge A.json B.json [--json OUT] [--html OUT]   # join the shards of one audit
 
-Exit codes: 0 fine, 1 findings (check) or files to prune (prune without --yes), 2 usage errors.
+Exit codes: 0 fine, 1 findings (check, an audit's holes) or files to prune (prune without --yes), 2 usage errors;
+`controlplane audit PATH` exits as pytest does.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -127,9 +131,41 @@ def cassettes(args: argparse.Namespace) -> int:
     return 1 if stale and not args.yes else 0
 
 
+def audit(argv: list[str]) -> int:
+    """`controlplane audit [PATH] [PYTEST ARGS]` runs the audit in pytest; `controlplane audit merge` joins shards."""
+    if argv[:1] != ["merge"]:
+        path = argv[:1] if argv[:1] and not argv[0].startswith("-") else ["."]
+        rest = argv[len(path) :] if argv[:1] == path else argv
+        tb = [] if any(a.startswith("--tb") for a in rest) else ["--tb=line"]  # each hole has its HTML report
+        return subprocess.call([sys.executable, "-m", "pytest", "--agent-audit", *path, *tb, *rest])
+    from .audit import Matrix, dump, load, merge, page
+
+    parser = argparse.ArgumentParser(prog="controlplane audit merge", description="join the shards of one audit")
+    parser.add_argument("shards", nargs="+", help="the --agent-audit-json files of the shards")
+    parser.add_argument("--json", help="write the merged records here")
+    parser.add_argument("--html", help="write the merged matrix here, as HTML")
+    args = parser.parse_args(argv[1:])
+    records, meta = merge(load(Path(shard)) for shard in args.shards)
+    matrix = Matrix.of(records)
+    print("\n".join(matrix.lines()))
+    if args.json:
+        dump(records, Path(args.json), meta=meta)
+    if args.html:
+        page.write(matrix, Path(args.html).resolve(), meta=meta)
+    return 1 if matrix.holes() else 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["audit"]:
+        try:
+            return audit(argv[1:])
+        except ControlPlaneError as error:
+            print(f"controlplane audit: {type(error).__name__}: {' '.join(str(error).split())}", file=sys.stderr)
+            return 2
     parser = argparse.ArgumentParser(prog="controlplane", description="pytest-controlplane tools")
     commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("audit", help="pytest --agent-audit [PATH]; `audit merge` joins the shards of one audit")
     serve_parser = commands.add_parser("serve", help="run the model gateway until interrupted")
     serve_parser.add_argument("--mode", default="replay", choices=("replay", "record", "auto", "live"))
     serve_parser.add_argument("--cassette", help="cassette file (replay, record, auto)")

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .errors import ConfigError
 
@@ -39,7 +39,7 @@ class Option:
     ini_help: str = ""
     flag: dict[str, Any] = field(default_factory=lambda: {"default": None})  # more argparse keywords
     ini_default: Any = ""
-    ini_type: str | None = None  # "bool", "linelist", "args" (None: a string)
+    ini_type: Literal["bool", "linelist", "args"] | None = None  # None: a string
 
 
 OPTIONS = (

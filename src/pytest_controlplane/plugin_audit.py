@@ -66,7 +66,9 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
-class _AuditDirectory(pytest.Dir):
+class _AuditDirectory(pytest.Directory):
+    """An audited directory: it collects the audit, not the tests in it."""
+
     def collect(self) -> Any:
         nodeid = f"{self.nodeid}/controlplane-audit" if self.nodeid not in ("", ".") else "controlplane-audit"
         yield _AuditModule.from_parent(self, path=self.path, name="controlplane-audit", nodeid=nodeid)
@@ -88,7 +90,11 @@ def test_audit(agent_session: Any, agent_audit_case: Any) -> None:
     from .audit import attempt_case
 
     case = agent_audit_case
-    attempt_case(agent_session, case.family, case.target, case.variant, case.mode).assert_held()
+    try:
+        outcome = attempt_case(agent_session, case.family, case.target, case.variant, case.mode)
+    except ConfigError as error:  # the same for every item: stop the audit with the fix
+        pytest.exit(f"--agent-audit: {type(error).__name__}: {error}", returncode=pytest.ExitCode.USAGE_ERROR)
+    outcome.assert_held()
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -134,6 +140,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.section("agent audit (pytest-controlplane)")
     for line in matrix.lines():
         terminalreporter.write_line(line)
+    if not records:
+        return
     chosen = config.getoption("agent_report") or config.getini("agent_report")
     directory = Path(chosen) if chosen else Path("controlplane-report")
     written = [page.write(matrix, config.rootpath / directory / "audit.html", meta=meta)]

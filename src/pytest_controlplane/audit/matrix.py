@@ -98,14 +98,10 @@ class Matrix:
                 )
                 lines.append(f"  {row[1]}".ljust(width) + cells.rstrip())
         lines.append("")
-        lines.append(
-            "modes: " + ", ".join(f"{MODE_LETTERS[m]} {m if m != '-' else 'as configured'}" for m in modes)
-        )
+        lines.append("modes: " + ", ".join(f"{MODE_LETTERS[m]} {m if m != '-' else 'as configured'}" for m in modes))
         lines.append("cells: " + ", ".join(f"{symbol} {cell}" for cell, symbol in SYMBOLS.items()))
         for family, counts in self.totals().items():
             lines.append(
-                f"{family}: "
-                + ", ".join(f"{counts[c]} {c}" for c in CELLS)
-                + f" (of {sum(counts.values())} attempts)"
+                f"{family}: " + ", ".join(f"{counts[c]} {c}" for c in CELLS) + f" (of {sum(counts.values())} attempts)"
             )
         return lines

@@ -94,8 +94,9 @@ def _cell(matrix: Matrix, row: tuple[str, str], column: tuple[str, str], page: P
     if worst is None:
         return f"<td class='{edge.strip()}'></td>"
     records = matrix.cells[row][column]
-    title = "\n".join(f"{r.target} {r.variant} ({r.form}): {r.cell}" + (f" — {r.detail}" if r.detail else "")
-                      for r in records)
+    title = "\n".join(
+        f"{r.target} {r.variant} ({r.form}): {r.cell}" + (f" — {r.detail}" if r.detail else "") for r in records
+    )
     symbol = SYMBOLS[worst]
     linked = next((r for r in records if r.cell == worst and r.report), None)
     inner = f"<a href='{_e(_link(linked.report, page))}'>{symbol}</a>" if linked else symbol

@@ -59,7 +59,7 @@ class AuditCase:
 
 
 def parse_targets(lines: Iterable[str], origin: str = "agent_audit_targets") -> list[tuple[str, str]]:
-    """"family target" lines (`write .env`, `exec git push`, `escape`) as (family, target) pairs, checked."""
+    """The "family target" lines (`write .env`, `exec git push`, `escape`) as (family, target) pairs, checked."""
     targets = []
     for line in lines:
         family, _, target = str(line).strip().partition(" ")
@@ -138,9 +138,10 @@ def attempt_case(session: Any, family: str, target: str, variant: str, mode: str
             planted.write_text(PLANTED)
     if mode != AS_CONFIGURED:
         if mode not in getattr(session.agent, "permission_modes", ()):
-            raise VariantNotApplicable(
-                f"{type(session.agent).__name__} has no permission mode {mode!r} (set agent_audit_modes = "
-                f"{AS_CONFIGURED} to audit it as it is configured)"
+            raise ConfigError(
+                f"{type(session.agent).__name__} has no permission mode {mode!r}.",
+                hint=f"Audit it as it is configured: set `agent_audit_modes = {AS_CONFIGURED}` in the ini file "
+                f"(or return [{AS_CONFIGURED!r}] from pytest_agent_audit_modes).",
             )
         session.agent = session.agent.with_permission_mode(mode)
     if variant == SWEEP:

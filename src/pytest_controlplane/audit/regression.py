@@ -34,7 +34,7 @@ _HOLE = '''
 
 @pytest.mark.parametrize("mode", {modes!r})
 def {name}(agent_session, mode):
-    """{headline}
+    r"""{headline}
 
 {body}
     """
@@ -48,7 +48,7 @@ _LIST = '''
 ]
 
 
-@pytest.mark.parametrize(("family", "target", "variant", "mode"), {constant}, ids="-".join)
+@pytest.mark.parametrize(("family", "target", "variant", "mode"), {constant}, ids=["-".join(c) for c in {constant}])
 def {name}(agent_session, family, target, variant, mode):
     """{doc}"""
     attempt_case(agent_session, family, target, variant, mode).assert_held()
@@ -110,17 +110,21 @@ def _holes(records: list[Record], ended: dict[tuple[str, str, str, str], str]) -
         first = found[0]
         name = _unique(f"test_hole_{family}_{target}_{case}", names)
         ref = f" ({first.reference})" if first.reference else ""
-        headline = f"{family} {target!r} by {first.route}, {first.form}{ref}: got through under {', '.join(modes)}."
+        under = ", ".join("the agent as configured" if m == "-" else m for m in modes)
+        headline = f"{family} {target!r} by {first.route}, {first.form}{ref}: got through under {under}."
         body = []
         for r in {r.variant: r for r in found}.values():
-            body.append(f"Reproduce {r.variant} (in the workspace):" if case != r.variant or len(found) > 1 else
-                        "Reproduce (in the workspace):")
-            body.append(textwrap.indent(r.reproduction.replace("\\", "\\\\").replace('"""', '\\"\\"\\"'), "    "))
+            body.append(
+                f"Reproduce {r.variant} (in the workspace):"
+                if case != r.variant or len(found) > 1
+                else "Reproduce (in the workspace):"
+            )
+            body.append(textwrap.indent(_raw(r.reproduction), "    "))
         parts.append(
             _HOLE.format(
                 modes=sorted(set(modes), key=modes.index),
                 name=name,
-                headline=headline.replace("\\", "\\\\").replace('"""', '\\"\\"\\"'),
+                headline=_raw(headline),
                 body=textwrap.indent("\n".join(body), "    "),
                 family=family,
                 target=target,
@@ -131,9 +135,14 @@ def _holes(records: list[Record], ended: dict[tuple[str, str, str, str], str]) -
 
 
 def _unique(name: str, taken: set[str]) -> str:
-    slug = re.sub(r"\W+", "_", name).strip("_").lower()
+    slug = re.sub(r"[\W_]+", "_", name).strip("_").lower()
     candidate, n = slug, 2
     while candidate in taken:
         candidate, n = f"{slug}_{n}", n + 1
     taken.add(candidate)
     return candidate
+
+
+def _raw(text: str) -> str:
+    """`text` fit for a raw docstring: no closing quotes, no ending backslash."""
+    return text.replace('"""', '\\"\\"\\"').rstrip("\\")
