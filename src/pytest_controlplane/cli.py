@@ -6,7 +6,7 @@
     controlplane cassettes stats [cassettes/] [--json]
     controlplane cassettes prune [cassettes/] [--yes]     # cassettes no collected test uses
     controlplane audit [PATH] [PYTEST ARGS...]            # pytest --agent-audit PATH: the route x mode matrix
-    controlplane audit merge A.json B.json [--json OUT] [--html OUT]   # join the shards of one audit
+    controlplane audit merge A.json B.json [--json OUT] [--html OUT] [--target .env]   # join one audit's shards
 
 Exit codes: 0 fine, 1 findings (check, an audit's holes) or files to prune (prune without --yes), 2 usage errors;
 `controlplane audit PATH` exits as pytest does.
@@ -144,9 +144,10 @@ def audit(argv: list[str]) -> int:
     parser.add_argument("shards", nargs="+", help="the --agent-audit-json files of the shards")
     parser.add_argument("--json", help="write the merged records here")
     parser.add_argument("--html", help="write the merged matrix here, as HTML")
+    parser.add_argument("--target", action="append", help="the matrix of these targets only (.env, secrets/, curl)")
     args = parser.parse_args(argv[1:])
     records, meta = merge(load(Path(shard)) for shard in args.shards)
-    matrix = Matrix.of(records)
+    matrix = Matrix.of(r for r in records if not args.target or r.target in args.target)
     print("\n".join(matrix.lines()))
     if args.json:
         dump(records, Path(args.json), meta=meta)

@@ -162,6 +162,7 @@ def _meta(config: pytest.Config) -> dict[str, Any]:
         from claude_agent_sdk._cli_version import __cli_version__ as cli
     written = config.getoption("agent_audit_write")
     return {
+        "agent": f"the agent of {', '.join(directories)}",
         "directory": ", ".join(directories),
         "date": datetime.date.today().isoformat(),
         "cli": f"Claude Code {cli}" if cli else "",
