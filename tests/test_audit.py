@@ -138,7 +138,8 @@ def test_the_written_module_ends_each_test_as_its_audit_item_ended(pytester, mon
     audit = pytester.runpytest("--agent-audit", "-k", FEW, "--tb=no", "--agent-audit-write", "test_pinned.py",
                                "--junitxml", "audit.xml")
     module = (pytester.path / "test_pinned.py").read_text()
-    assert '"""write \'.env\' by Bash >, ' in module and "Reproduce" in module and "shell: " in module
+    assert 'r"""write \'.env\' by Bash >, ' in module and "Reproduce (in the workspace):" in module
+    assert "shell: " in module
     pinned = pytester.runpytest("test_pinned.py", "--tb=no", "-p", "no:randomly", "--junitxml", "pinned.xml")
     assert pinned.parseoutcomes() == {k: n for k, n in audit.parseoutcomes().items() if k != "deselected"}
     assert ended(pytester.path / "pinned.xml") == ended(pytester.path / "audit.xml")
@@ -181,6 +182,15 @@ def test_targets_and_modes_come_from_a_conftest_hook_and_bad_ones_say_the_fix(py
         bad = pytester.runpytest("--agent-audit")
         assert bad.ret == pytest.ExitCode.USAGE_ERROR
         bad.stderr.fnmatch_lines([said])
+
+
+def test_a_directory_without_an_agent_fixture_stops_the_audit_with_the_fix(pytester):
+    pytester.makepyfile(test_theirs="def test_theirs():\n    pass\n")
+    result = pytester.runpytest("--agent-audit", "-k", "cc81667")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--agent-audit: no `agent` fixture for controlplane-audit: the audit plays its "
+                                 "variants through the agent a conftest.py defines. Define it in */conftest.py:",
+                                 "*def agent():*"])
 
 
 def test_an_agent_without_permission_modes_stops_the_audit_with_the_fix(pytester, monkeypatch):

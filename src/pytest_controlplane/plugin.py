@@ -291,7 +291,7 @@ def scripted_model(model_gateway: ModelGateway) -> Callable[..., ScriptedModel]:
     return make
 
 
-_AGENT_SNIPPET = """\
+AGENT_SNIPPET = """\
 Define the agent under test in your conftest.py, for example:
 
     import pytest
@@ -309,7 +309,7 @@ Define the agent under test in your conftest.py, for example:
 @pytest.fixture
 def agent() -> Any:
     """The agent under test: override this fixture in your conftest.py (see the message it fails with)."""
-    pytest.fail(f"No agent is defined for this test.\n{_AGENT_SNIPPET}", pytrace=False)
+    pytest.fail(f"No agent is defined for this test.\n{AGENT_SNIPPET}", pytrace=False)
 
 
 @pytest.fixture

@@ -103,6 +103,22 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("agent_audit_case", cases, ids=[c.id for c in cases])
 
 
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """An audited directory whose conftest.py defines no `agent` stops the audit before its first item."""
+    from . import plugin
+
+    for item in items:
+        if not isinstance(item, pytest.Function) or "agent_audit_case" not in item.fixturenames:
+            continue
+        defs = item._fixtureinfo.name2fixturedefs.get("agent")
+        if defs and getattr(defs[-1].func, "__module__", "") == plugin.__name__:  # the plugin's own, failing one
+            where = Path(str(item.path)) / "conftest.py"
+            raise pytest.UsageError(
+                f"--agent-audit: no `agent` fixture for {item.nodeid.split('::')[0]}: the audit plays its variants "
+                f"through the agent a conftest.py defines. Define it in {where}:\n{plugin.AGENT_SNIPPET}"
+            )
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """An audit item's records ride home on its report (through xdist too)."""

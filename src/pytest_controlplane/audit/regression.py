@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from ..agents.claude import PERMISSION_MODES
 from ..atomic import write_atomically
 from .records import CELLS, Record
 
@@ -106,25 +107,22 @@ def _holes(records: list[Record], ended: dict[tuple[str, str, str, str], str]) -
     names: set[str] = set()
     parts = []
     for (family, target, case), modes in sorted(holes.items()):
+        modes.sort(key=lambda m: PERMISSION_MODES.index(m) if m in PERMISSION_MODES else -1)
         found = [r for r in records if (r.family, r.target, r.case) == (family, target, case) and r.cell == "bypassed"]
-        first = found[0]
-        name = _unique(f"test_hole_{family}_{target}_{case}", names)
+        variants = list({r.variant: r for r in found}.values())  # one per variant, whatever the modes
+        first = variants[0]
+        form = f", {first.form}" if first.form != "-" else ""
         ref = f" ({first.reference})" if first.reference else ""
         under = ", ".join("the agent as configured" if m == "-" else m for m in modes)
-        headline = f"{family} {target!r} by {first.route}, {first.form}{ref}: got through under {under}."
         body = []
-        for r in {r.variant: r for r in found}.values():
-            body.append(
-                f"Reproduce {r.variant} (in the workspace):"
-                if case != r.variant or len(found) > 1
-                else "Reproduce (in the workspace):"
-            )
-            body.append(textwrap.indent(_raw(r.reproduction), "    "))
+        for r in variants:
+            named = f" {r.variant}" if len(variants) > 1 or r.variant != case else ""
+            body += [f"Reproduce{named} (in the workspace):", textwrap.indent(_raw(r.reproduction), "    ")]
         parts.append(
             _HOLE.format(
-                modes=sorted(set(modes), key=modes.index),
-                name=name,
-                headline=_raw(headline),
+                modes=modes,
+                name=_unique(f"test_hole_{family}_{target}_{case}", names),
+                headline=_raw(f"{family} {target!r} by {first.route}{form}{ref}: got through under {under}."),
                 body=textwrap.indent("\n".join(body), "    "),
                 family=family,
                 target=target,
