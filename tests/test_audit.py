@@ -119,6 +119,15 @@ def test_shards_merged_give_the_matrix_of_one_run(pytester, monkeypatch):
     assert (pytester.path / "merged.html").read_text().count("✗") > 0
 
 
+def test_last_failed_reruns_only_the_holes(pytester, monkeypatch):
+    audit_dir(pytester, monkeypatch)
+    first = pytester.runpytest("--agent-audit", "-k", FEW, "--tb=no")
+    holes = first.parseoutcomes()["failed"]
+    again = pytester.runpytest("--agent-audit", "--lf", "--tb=no")
+    assert again.parseoutcomes()["failed"] == holes and "passed" not in again.parseoutcomes()
+    assert row(table(again), "Bash >") == "✗" and "Bash tee" not in "\n".join(table(again))
+
+
 def test_merging_refuses_shards_that_disagree_and_files_that_are_not_audits(pytester, monkeypatch):
     audit_dir(pytester, monkeypatch)
     pytester.runpytest("--agent-audit", "-k", "redirect:glob-star", "--tb=no", "--agent-audit-json", "a.json")
