@@ -176,9 +176,10 @@ def ended(junit: Path) -> dict[str, str]:
 
 
 def test_targets_and_modes_come_from_a_conftest_hook_and_bad_ones_say_the_fix(pytester, monkeypatch):
-    audit_dir(pytester, monkeypatch)
+    audit_dir(pytester, monkeypatch, modes="default plan")  # the hooks win over the ini options
     pytester.makeconftest(shell_agent.CONFTEST + "\n\ndef pytest_agent_audit_targets(config):\n"
-                          "    return ['exec git push']\n")
+                          "    return ['exec git push']\n\n\ndef pytest_agent_audit_modes(config):\n"
+                          "    return ['-']\n")
     result = pytester.runpytest("--agent-audit", "--collect-only", "-q")
     result.stdout.fnmatch_lines(["controlplane-audit::test_audit[[]exec-git push-cc4956-chained--[]]",
                                  f"{len(corpus('exec', 'git push')) + 1} tests collected*"])

@@ -1,0 +1,66 @@
+"""Does a written regression module end each test as the audit ended its item?
+
+    python tools/compare_audit_runs.py AUDIT.xml MODULE.py MODULE.xml
+
+AUDIT.xml is the junit file of `pytest --agent-audit DIR --agent-audit-write MODULE.py --junitxml AUDIT.xml`
+(default targets and modes), MODULE.xml that of `pytest MODULE.py --junitxml MODULE.xml`.  Prints how many cases
+ended alike, and every one that did not; exits 1 if any differ.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from pytest_controlplane.audit import DEFAULT_MODES, DEFAULT_TARGETS, cases, parse_targets
+
+Case = tuple[str, str, str, str]  # family, target, variant (or "offered-tools"), mode
+
+
+def statuses(junit: Path) -> dict[str, str]:
+    """Test name -> failed / skipped / error / passed."""
+    found = {}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        status = next((s for s in ("failure", "skipped", "error") if case.find(s) is not None), "passed")
+        found[case.get("name", "")] = {"failure": "failed"}.get(status, status)
+    return found
+
+
+def audit_cases(junit: Path) -> dict[Case, str]:
+    by_id = {c.id: (c.family, c.target, c.variant, c.mode) for c in cases(parse_targets(DEFAULT_TARGETS), DEFAULT_MODES)}
+    return {by_id[name[len("test_audit[") : -1]]: status for name, status in statuses(junit).items()}
+
+
+def module_cases(module: Path, junit: Path) -> dict[Case, str]:
+    source = module.read_text()
+    holes = dict(re.findall(r"def (test_hole_\w+)\(.*?attempt_case\(agent_session, ('[^']*', '[^']*', '[^']*')", source,
+                            re.S))
+    listed = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.List):
+            for row in ast.literal_eval(node.value):
+                listed["-".join(row)] = tuple(row)
+    ended: dict[Case, str] = {}
+    for name, status in statuses(junit).items():
+        base, param = name[:-1].split("[", 1)
+        key = (*ast.literal_eval(f"({holes[base]})"), param) if base in holes else listed[param]
+        ended[key] = status
+    return ended
+
+
+def main() -> int:
+    audit, module, pinned = (Path(a) for a in sys.argv[1:4])
+    before, after = audit_cases(audit), module_cases(module, pinned)
+    differ = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    counts = {s: sum(1 for v in before.values() if v == s) for s in ("failed", "passed", "skipped", "error")}
+    print(f"{len(before)} audit items ({counts}); {len(after)} module tests; {len(before) - len(differ)} ended alike")
+    for key in differ:
+        print(f"  {key}: audit {before.get(key)}, module {after.get(key)}")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
