@@ -1,10 +1,11 @@
 """The control plane under test: a Claude agent that must never write `.env` or anything in `secrets/`.
 
 `make_options` is the hardened guard, as a careful team would build it: a PreToolUse hook on every
-tool that writes (paths resolved: symlinks, `..`, hardlinks), a PreToolUse hook that lets the shell
-run only read-only commands (its "Bash" matcher also sees the commands Monitor runs), a can_use_tool
-callback for whatever asks for permission, and none of the repository's own settings, hooks, skills
-or MCP servers (`setting_sources=[]`: they would run outside these hooks).
+tool that writes or reads a file (paths resolved: symlinks, `..`, hardlinks), a PreToolUse hook that
+lets the shell run only read-only commands on unprotected paths (its "Bash" matcher also sees the
+commands Monitor runs), a can_use_tool callback for whatever asks for permission, and none of the
+repository's own settings, hooks, skills or MCP servers (`setting_sources=[]`: they would run outside
+these hooks).  Nothing may write `.env` or `secrets/`, nor read them into the conversation.
 
 `naive_options` is the guard many teams start with: a Write|Edit matcher that compares the path it
 is given with the protected name.  test_bypass_variants.py pins what gets past it.
@@ -24,6 +25,7 @@ from claude_agent_sdk import ClaudeAgentOptions, HookMatcher, PermissionResultAl
 PROTECTED_NAMES = {".env"}
 PROTECTED_DIRS = {"secrets"}
 WRITING_TOOLS = "Write|Edit|NotebookEdit"
+READING_TOOLS = "Read|Grep"
 # Plain read-only commands: no redirection, chaining, substitution, wrappers or in-place flags.
 READ_ONLY_SHELL = re.compile(r"(ls|cat|head|tail|wc|grep|git (status|log|diff))( [\w./=-]+)*")
 
@@ -48,6 +50,12 @@ def is_protected(workspace: Path, path: str) -> bool:
     return target.is_file() and any(target.samefile(p) for p in (root / n for n in PROTECTED_NAMES) if p.is_file())
 
 
+def holds_protected(workspace: Path, path: str) -> bool:
+    """A directory a recursive read would reach a protected file through (the workspace holds `.env`)."""
+    target = Path(os.path.realpath(Path(workspace) / os.path.expanduser(path)))
+    return target.is_dir() and any((target / name).exists() for name in (*PROTECTED_NAMES, *PROTECTED_DIRS))
+
+
 def make_options(workspace: Path) -> ClaudeAgentOptions:
     async def protect_secrets(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
         tool_input = data.get("tool_input", {})
@@ -56,10 +64,19 @@ def make_options(workspace: Path) -> ClaudeAgentOptions:
             return deny(f"guard: {path} is protected")
         return {}
 
+    async def protect_reads(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        path = data.get("tool_input", {}).get("file_path") or data.get("tool_input", {}).get("path") or "."
+        if is_protected(workspace, path) or holds_protected(workspace, path):
+            return deny(f"guard: {path} is protected (or holds what is)")
+        return {}
+
     async def read_only_shell(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
         command = data.get("tool_input", {}).get("command", "")
         if not READ_ONLY_SHELL.fullmatch(command.strip()):
             return deny("guard: the shell may only run read-only commands")
+        words = [w for w in command.split()[1:] if not w.startswith("-")]
+        if any(is_protected(workspace, w) or holds_protected(workspace, w) for w in words):
+            return deny("guard: the shell may not read protected files")
         return {}
 
     async def may_use(tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
@@ -73,6 +90,7 @@ def make_options(workspace: Path) -> ClaudeAgentOptions:
         # A repository's own settings hooks, MCP servers and skills run outside these hooks: load none of them.
         setting_sources=[],
         hooks={"PreToolUse": [HookMatcher(matcher=WRITING_TOOLS, hooks=[protect_secrets]),
+                              HookMatcher(matcher=READING_TOOLS, hooks=[protect_reads]),
                               HookMatcher(matcher="Bash", hooks=[read_only_shell])]},
         can_use_tool=may_use,
     )
