@@ -123,7 +123,7 @@ def _report_agent_test(item: pytest.Item, report: pytest.TestReport, session: An
     """The test's numbers ride on its report (so xdist brings them home); a failure (or --agent-report) gets
     an HTML report, named in the failure's output."""
     from . import report as reports
-    from .report.terminal import properties
+    from .report.terminal import REPORT, properties
 
     config = item.config
     mode = item.stash[_SETTINGS].mode if _SETTINGS in item.stash else ""
@@ -144,7 +144,7 @@ def _report_agent_test(item: pytest.Item, report: pytest.TestReport, session: An
     )
     path = reports.write(directory, data)
     report.sections.append(("controlplane report", f"Agent report: {path}"))
-    report.user_properties.append(("controlplane-report", str(path)))
+    report.user_properties.append((REPORT, str(path)))
     html = config.pluginmanager.getplugin("html")
     if html is not None:  # pytest-html: link it from there too
         extras = getattr(report, "extras", [])

@@ -16,7 +16,6 @@ import pytest
 from .errors import ConfigError
 
 AUDIT = "controlplane-audit"  # the user property an audit item's records ride home on
-REPORT = "controlplane-report"  # the user property naming an agent test's HTML report
 _CASES = pytest.StashKey[list[Any]]()
 
 
@@ -127,6 +126,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     case = callspec.params.get("agent_audit_case") if callspec else None
     if case is not None and (report.when == "call" or (report.when == "setup" and not report.passed)):
         from .audit.records import of_item
+        from .report.terminal import REPORT
 
         session = getattr(item, "funcargs", {}).get("agent_session")
         outcomes = list(getattr(session, "bypass_outcomes", []))

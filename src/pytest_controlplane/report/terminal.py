@@ -11,6 +11,7 @@ from typing import Any
 
 # Keys of the user properties an agent test's report carries (`properties`), read back by `Tally`.
 SUMMARY, CASSETTE, BYPASS = "controlplane", "controlplane-cassette", "controlplane-bypass"
+REPORT = "controlplane-report"  # the path of the test's HTML report, when one was written
 
 
 def properties(session: Any, *, mode: str) -> list[tuple[str, Any]]:
