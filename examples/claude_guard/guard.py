@@ -46,8 +46,10 @@ def is_protected(workspace: Path, path: str) -> bool:
         return True  # outside the workspace: protected too
     if relative.parts and relative.parts[0] in PROTECTED_DIRS:
         return True
-    # Another name for a protected file (a hardlink, a case variant on a case-insensitive disk).
-    return target.is_file() and any(target.samefile(p) for p in (root / n for n in PROTECTED_NAMES) if p.is_file())
+    # Another name for a protected file (a hardlink, a case variant on a case-insensitive disk): `.env`, or any file
+    # in a protected directory.
+    protected = [root / n for n in PROTECTED_NAMES] + [p for d in PROTECTED_DIRS for p in (root / d).rglob("*")]
+    return target.is_file() and any(p.is_file() and target.samefile(p) for p in protected)
 
 
 def holds_protected(workspace: Path, path: str) -> bool:
