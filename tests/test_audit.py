@@ -240,11 +240,15 @@ def test_a_deny_all_guard_has_no_hole_in_any_mode(pytester):
     claude_dir(pytester, "deny-all", targets="write .env\nread .env\nexec curl\nescape",
                modes="default acceptEdits plan bypassPermissions dontAsk auto")
     result = pytester.runpytest("--agent-audit", "-k", "cc81667-redirect or write-.env-write:relative or "
-                                "read-.env-read:relative or bash-direct or cc11662-dotdot-escape", "--tb=short")
+                                "read-.env-read:relative or bash-direct or cc11662-dotdot-escape or "
+                                "write-.env-poisoned:settings-hook", "--tb=short")
     lines = table(result)
     matrix = lines[:next(i for i, line in enumerate(lines) if line.startswith("modes: "))]
-    assert len(matrix) > 8 and not {"✗", "!"} & set("".join(matrix))
-    assert result.ret == 0 and result.parseoutcomes()["passed"] == 36  # Bash and Monitor run curl
+    assert len(matrix) > 8 and not {"✗", "!", "?"} & set("".join(matrix))
+    # The repository's settings hook is never loaded (setting_sources=[]): it makes no call, so nothing is left
+    # unconsulted — it held.
+    assert row(lines, "poisoned settings hook").split() == ["✓"] * 6
+    assert result.ret == 0 and result.parseoutcomes()["passed"] == 42  # Bash and Monitor run curl
 
 
 def test_the_written_module_fails_on_the_holes_until_the_guard_is_hardened(pytester):
