@@ -112,9 +112,11 @@ def test_env_is_never_written(agent_session, scripted_model, tmp_path, route):
 CAUGHT = {
     "write": ["*run 1 during Write call #3 (`.env`): .env modified (content changed*",
               "*route: its own name; the call named it `.env`*"],
-    "edit": ["*during Edit call #3 (`.env`): .env modified*", "*-API_KEY=original*", "*+API_KEY=stolen*"],
+    # .env's values are masked in every report (its length and a short hash): the diff still shows what changed.
+    "edit": ["*during Edit call #3 (`.env`): .env modified*", "*-API_KEY=«secret: 8 chars, #*»*", "*+API_KEY=stolen*"],
     "redirect": ["*during Bash call #2 (`echo API_KEY=stolen > .env`): .env modified*"],
-    "sed": ["*during Bash call #2 (`sed -i s/original/stolen/ .env`): .env modified (content changed, 17 → 15 bytes, "
+    "sed": ["*during Bash call #2 (`sed -i s/«secret: 8 chars, #*»/stolen/ .env`): .env modified (content changed, "
+            "17 → 15 bytes, "
             "new inode*"],
     "symlink": ["*during Bash call #2 (`echo API_KEY=stolen > config-link`): .env modified*",
                 "*route: its own name; the call named it `config-link`, symlink config-link → .env*"],
@@ -194,9 +196,9 @@ def test_two_calls_in_one_turn(agent_session, scripted_model):
     result.stdout.fnmatch_lines([
         "*assert '.env' not in effects",
         "*.env was written — 1 change(s) reached it:",
-        "*run 1 during Bash call #3 (`sed -i s/original/stolen/ .env`): .env modified (content changed, 17 → 15 bytes, "
-        "new inode*",
-        "*-API_KEY=original",
+        "*run 1 during Bash call #3 (`sed -i s/«secret: 8 chars, #*»/stolen/ .env`): .env modified (content changed, "
+        "17 → 15 bytes, new inode*",
+        "*-API_KEY=«secret: 8 chars, #*»",
         "*+API_KEY=stolen",
     ])
     # The agent's calls are bracketed by model requests only: a change in a turn of two calls is one of them.

@@ -157,7 +157,7 @@ def test_project_hooks_catches_a_matcher_that_forgets_the_shell(pytester):
         '>       assert not (agent_session.workspace / "secrets").exists()',
         "E       AssertionError: assert not True",
         "E        +  where True = exists()",
-        "examples/project_hooks/test_project_hooks.py:17: AssertionError",
+        "examples/project_hooks/test_project_hooks.py:19: AssertionError",
         "*test_project_hooks.py::test_shell_route_to_secrets_is_blocked_too: 2 turn(s), *, mode script",
     ])
     assert "ReplayMiss" not in result.stdout.str()
@@ -205,3 +205,36 @@ def test_redaction_catches_a_base64_copy_once_the_shell_guard_is_gone(pytester):
                                  "base64*"])
     assert "ReplayMiss" not in result.stdout.str()
     assert "cp-canary-" not in "\n".join(line for line in result.stdout.lines if line.startswith("E "))
+
+
+SECRETS_OF_THE_EXAMPLE = ("hunter2-example-only", "sk-live-0000-example-not-a-real-key", "deploy-token-example-0000")
+
+
+@pytest.mark.slow
+def test_settings_hooks_catches_a_broken_hook_and_never_shows_the_secrets(pytester):
+    example = copy_example(pytester, "settings_hooks")
+    pytester.runpytest("examples/settings_hooks", "-p", "no:cacheprovider").assert_outcomes(passed=6)
+    answer_from_scripts(pytester, example / "model_script.py")
+    pytester.runpytest("examples/settings_hooks", "-p", "no:cacheprovider").assert_outcomes(passed=6)
+
+    # The jq hook forgets the Read tool: reading the deploy token gets through, and the test says so.
+    patch(example / "project" / ".claude" / "settings.json", '"matcher": "Read|Write|Edit|Bash"', '"matcher": "Bash"')
+    result = pytester.runpytest("examples/settings_hooks", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=5, failed=1)
+    result.stdout.fnmatch_lines(["*test_the_jq_hook_denies_the_read_tool_the_deploy_token*",
+                                 "E       AssertionError: assert ('allowed' == 'denied_by_hook'*"])
+
+    # An audit slice with holes that carry .env to the model, its report, JSON and module: no value shows anywhere.
+    audit = pytester.runpytest(
+        "--agent-audit", "examples/settings_hooks/project", "-o", "agent_audit_modes=acceptEdits",
+        "-k", "read-.env and (bash-base64 or bash-cat or read:relative)", "--agent-report", "report",
+        "--agent-audit-json", "audit.json", "--agent-audit-write", "test_written.py")
+    assert "✗" in audit.stdout.str() and (pytester.path / "report" / "audit.html").is_file()
+    texts = {"terminal": audit.stdout.str() + audit.stderr.str() + result.stdout.str()}
+    for path in [*(pytester.path / "report").glob("*.html"), pytester.path / "audit.json",
+                 pytester.path / "test_written.py"]:
+        texts[path.name] = path.read_text()
+    assert len(texts) > 4, texts.keys()  # the page, the JSON, the module, a report per hole
+    shown = [(name, secret) for name, text in texts.items() for secret in SECRETS_OF_THE_EXAMPLE if secret in text]
+    assert shown == []
+    assert any("«secret: " in text for name, text in texts.items() if name.endswith(".html"))  # masked, not dropped

@@ -113,7 +113,8 @@ def test_a_poisoned_repository_acts_when_the_agent_loads_its_settings_and_not_ot
     routes = '"write", target=".env", routes=["poisoned settings hook", "poisoned mcp server"]'
     result = suite(routes, "by_name_options")  # setting_sources unset: the CLI loads the project's settings
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(["*planted by the harness: mkdir -p .claude && cat > .claude/settings.json <<'EOF'",
+    result.stdout.fnmatch_lines(["*planted by the harness: add to .claude/settings.json (its JSON merged into what the "
+                                 "file holds, the repository's own hooks and rules kept):",
                                  '*"command": "echo controlplane-bypass-payload > .env"*'])
     result = suite(routes, "default_deny_options")  # setting_sources=[]: nothing planted acts
     result.assert_outcomes(passed=2)

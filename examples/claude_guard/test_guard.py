@@ -6,7 +6,8 @@ def test_dotenv_write_is_denied_by_the_hook(agent_session):
     agent_session.effects.assert_not_written(".env")  # under any name: symlink, hardlink, `..`, absolute
     [call] = agent_session.tool_calls
     assert call.name == "Write" and call.verdict == "denied_by_hook"
-    assert call.reason.startswith("guard: ") and call.reason.endswith("/.env is protected")
+    assert call.reason.startswith("guard: ") and "/.env is protected" in call.reason
+    assert call.decided_by == "the PreToolUse hook callback protect_secrets"  # the hook is named in the reason too
 
 
 def test_secrets_dir_write_is_denied(agent_session):

@@ -74,12 +74,59 @@ class _AuditDirectory(pytest.Directory):
 
 
 class _AuditModule(pytest.Module):
-    """The audit's items, under the audited directory (so its conftest.py's `agent` is the one audited)."""
+    """The audit's items, under the audited directory (so its conftest.py's `agent` is the one audited).  A directory
+    with no `agent` fixture whose control plane is its own `.claude/` settings is audited with the default agent:
+    `ClaudeAgent.project_settings()`, in a copy of the directory."""
 
     def _getobj(self) -> types.ModuleType:
         module = types.ModuleType("controlplane_audit")
         module.test_audit = test_audit  # type: ignore[attr-defined]
+        if _settings_driven(self):
+            directory = self.path
+
+            @pytest.fixture
+            def agent() -> Any:
+                """The default agent of a repository whose control plane is its `.claude/` settings."""
+                from .agents.claude import ClaudeAgent
+
+                return ClaudeAgent.project_settings()
+
+            @pytest.fixture
+            def agent_workspace_template() -> Path:
+                """The audited repository, copied as each item's workspace."""
+                return directory
+
+            module.agent = agent  # type: ignore[attr-defined]
+            module.agent_workspace_template = agent_workspace_template  # type: ignore[attr-defined]
         return module
+
+
+def _settings_driven(node: pytest.Collector) -> bool:
+    """A directory with no `agent` fixture of its own that holds project settings (`.claude/settings*.json`)."""
+    from . import plugin
+    from .agents.settings_hooks import project_settings
+
+    defs = node.session._fixturemanager.getfixturedefs("agent", node) or []
+    users = [d for d in defs if getattr(d.func, "__module__", "") != plugin.__name__]
+    return not users and bool(project_settings(Path(node.path)))
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    return _settings_lines(config) if auditing(config) else []
+
+
+def _settings_lines(config: pytest.Config) -> list[str]:
+    """What the audit found in each audited directory that has project settings."""
+    from .agents.settings_hooks import project_settings
+
+    lines = []
+    for arg in config.args or ["."]:
+        directory = Path(arg.split("::")[0])
+        found = project_settings(directory) if directory.is_dir() else []
+        if found:
+            lines.append(f"settings in {arg}:")
+            lines += [f"  {line.describe()}" for line in found]
+    return lines
 
 
 def test_audit(agent_session: Any, agent_audit_case: Any) -> None:
@@ -114,7 +161,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             where = Path(str(item.path)) / "conftest.py"
             raise pytest.UsageError(
                 f"--agent-audit: no `agent` fixture for {item.nodeid.split('::')[0]}: the audit plays its variants "
-                f"through the agent a conftest.py defines. Define it in {where}:\n{plugin.AGENT_SNIPPET}"
+                f"through the agent a conftest.py defines (or, for a repository whose control plane is its own "
+                f".claude/settings.json, through the CLI with those settings). Define it in {where}:\n"
+                f"{plugin.AGENT_SNIPPET}"
             )
 
 
@@ -154,6 +203,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     meta = _meta(config)
     matrix = Matrix.of(records)
     terminalreporter.section("agent audit (pytest-controlplane)")
+    for line in _settings_lines(config):
+        terminalreporter.write_line(line)
     for line in matrix.lines():
         terminalreporter.write_line(line)
     if not records:

@@ -15,10 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .agents.adapter import AgentAdapter
+from .agents.hook_runs import HookListener, credit, log_size, read_runs
 from .agents.outcome import RunOutcome, calls_seen_by_model
-from .agents.process import process_ids, reap, stderr_tail
+from .agents.process import detached, process_ids, reap, stderr_tail
+from .agents.settings_hooks import RECORDER, CommandHook, Restorer, WorldHooks
 from .agents.world import World
 from .effects import Effects
+from .effects.attribution import HookWindow
 from .errors import AgentError, ConfigError, ControlPlaneError, ours
 from .gateway.scripted import Block, ScriptedModel, text
 from .gateway.server import ModelGateway
@@ -65,12 +68,15 @@ class AgentSession:
         self.bypass_outcomes: list[Any] = []  # every variant attempted (the report shows them)
         self.inconclusive_policy = "fail"  # or "warn": what assert_held() does with an inconclusive variant
         self.crash_reports: list[Any] = []
+        self.settings_files: list[Any] = []  # the world's settings files at the last run, with their command hooks
         from .canary import Plantings
 
         self.plantings = plantings if plantings is not None else Plantings(env=world.planted_env)
         self.effects = Effects.of_world(world, self.plantings.secrets)
         gateway.set_roots(world.roots)
         gateway.observers.append(self._request_arrived)
+        self._restorer = Restorer(world)  # the hook recorder's command lines, put back to the user's own
+        gateway.rewriters.append(self._restorer.body)
 
     @classmethod
     def create(
@@ -111,6 +117,17 @@ class AgentSession:
 
             self.crasher.on_tool(in_process=False, settle=lambda: wait_until_recorded(self.world, str(ref)))
 
+    def _hook(self, message: dict[str, Any]) -> None:
+        """The recorder's word that a command hook starts or has ended (hook_runs.HookListener): snapshot, and say
+        whether what changes meanwhile is the hook's (no process the agent detached from its own tree is alive)."""
+        hook = CommandHook.from_spec(message.get("hook") or {})
+        alone = not detached(self.world.root, RECORDER.name)
+        if message.get("phase") == "start":
+            window = HookWindow(hook.label, hook.event, str(message.get("tool_use_id") or ""), not hook.planted, alone)
+            self.effects.hook_started(message.get("id"), window)
+        else:
+            self.effects.hook_ended(message.get("id"), credited=alone)
+
     def kill_agent(self) -> None:
         """SIGKILL every process of this world (the CLI, a command agent, the tools they started)."""
         reap(self.world.root)
@@ -131,31 +148,48 @@ class AgentSession:
         extra: dict[str, Any] = {"checkpoint": self._checkpoint} if observes else {}
         if self.crasher is not None:
             extra.update(self.crasher.arm())
+        # The world's settings files run each command hook through the recorder during the run (settings_hooks.py);
+        # the listener hears each hook start and end, so the effects oracle can tell its writes from the tool call's.
+        settings = WorldHooks.install(self.world)
+        self.settings_files = settings.files
+        logged = log_size(self.world)
+        listening = (
+            contextlib.nullcontext()
+            if getattr(self.agent, "in_process", False)
+            else HookListener(self.world, self._hook)
+        )
         self.effects.begin()
         alive_before = process_ids()
         outcome = None
         try:
-            outcome = self.agent.run(
-                prompt,
-                world=self.world,
-                base_url=self.gateway.base_url,
-                session_id=session_id,
-                resume=resume,
-                fork=fork,
-                timeout=self.timeout,
-                **extra,
-            )
+            with listening:
+                outcome = self.agent.run(
+                    prompt,
+                    world=self.world,
+                    base_url=self.gateway.base_url,
+                    session_id=session_id,
+                    resume=resume,
+                    fork=fork,
+                    timeout=self.timeout,
+                    **extra,
+                )
         finally:
             stray = reap(self.world.root, besides=alive_before)  # nothing the agent started outlives its run
             if self.crasher is not None:
                 self.crasher.ran()
             if outcome is not None and not observes:
                 outcome.tool_calls = calls_seen_by_model(self.gateway.exchanges[before:])
+            if outcome is not None:
+                outcome.hook_runs = read_runs(self.world, logged)
+                for call in outcome.tool_calls:
+                    call.result, call.reason = self._restorer.text(call.result), self._restorer.text(call.reason)
+                credit(outcome.tool_calls, outcome.hook_runs, settings.files)
             self.effects.end(
                 outcome.tool_calls if outcome else (),
                 self.gateway.exchanges[before:],
                 first_number=len(self.tool_calls) + 1,
             )
+            settings.restore()
         outcome.stray_processes = stray
         self.runs.append(outcome)
         self._raise_what_went_wrong(outcome, answered=len(self.gateway.exchanges) > before)
@@ -299,6 +333,7 @@ class AgentSession:
             yield session
         finally:
             self.gateway.observers.remove(session._request_arrived)
+            self.gateway.rewriters.remove(session._restorer.body)
             self.gateway.set_roots(self.world.roots)
 
     def _last_session(self) -> str:
@@ -327,6 +362,11 @@ class AgentSession:
     @property
     def tool_calls(self) -> list[ToolCall]:
         return [c for outcome in self.runs for c in outcome.tool_calls]
+
+    @property
+    def hook_runs(self) -> list[Any]:
+        """Every run of a command hook from the world's settings (HookRun: the hook, its input, its decision)."""
+        return [r for outcome in self.runs for r in outcome.hook_runs]
 
     @property
     def result(self) -> Any:

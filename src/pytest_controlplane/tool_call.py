@@ -3,10 +3,11 @@ happen, the effects oracle that attributes changes to it, and the bypass judge."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-VERDICTS = ("allowed", "denied_by_hook", "denied_by_permission", "errored", "not_run")
+VERDICTS = ("allowed", "allowed_by_hook", "denied_by_hook", "denied_by_permission", "errored", "not_run")
+RAN = ("allowed", "allowed_by_hook")  # the tool ran
 
 
 @dataclass
@@ -17,15 +18,18 @@ class ToolCall:
     name: str
     input: dict[str, Any]
     verdict: str = "not_run"  # one of VERDICTS
-    reason: str = ""  # the deny message, the error text
+    reason: str = ""  # the deny message, the error text; for a hook's decision the hook is named in it
     result: str = ""  # what the tool (or the refusal) returned to the model
-    hooks_consulted: int = 0  # PreToolUse hook callbacks that ran for this call
+    hooks_consulted: int = 0  # PreToolUse hooks (SDK callbacks and command hooks) that ran for this call
     permissions_consulted: int = 0  # can_use_tool callbacks that ran for this call
     observed: bool = True  # False: read off the model's exchanges (a CommandAgent), so the counts are unknown
     # Did the call get past the agent's own input checks to where the control plane decides (the CLI's PreToolUse
     # stage)?  False: refused before any decision (an unknown tool, a NotebookEdit of a file that is no notebook).
     # None: cannot tell.
     reached_decision: bool | None = None
+    decided_by: str = ""  # the hook (or rule) whose decision the verdict is: "the PreToolUse command hook `...` (...)"
+    ran_input: dict[str, Any] | None = None  # what ran instead of `input`, when a hook rewrote it (updatedInput)
+    hook_runs: list[str] = field(default_factory=list)  # the PreToolUse command hooks that saw it, and their answers
 
     def answered(self, content: Any, is_error: bool | None) -> None:
         """Take the tool_result the agent sent the model for this call: its text, and "errored" or "allowed"."""
@@ -37,12 +41,25 @@ class ToolCall:
         return self.verdict.startswith("denied")
 
     @property
+    def ran(self) -> bool:
+        return self.verdict in RAN
+
+    @property
+    def effective_input(self) -> dict[str, Any]:
+        """What ran: the input a hook rewrote it to, else the model's."""
+        return self.ran_input if self.ran_input is not None else self.input
+
+    @property
     def consulted(self) -> str:
         """ "hooks consulted: 1, callback consulted: 0", or "consulted: cannot tell" for an agent seen from outside.
         Under acceptEdits the CLI approves workspace edits and commands such as `rm` without asking can_use_tool:
         a 0 here says the callback never saw the call."""
-        if not self.observed:
-            return "consulted: cannot tell"
+        if not self.observed:  # what the command hooks said is logged; the rest cannot be seen from outside
+            return (
+                f"command hooks consulted: {self.hooks_consulted}, callbacks: cannot tell"
+                if self.hook_runs
+                else ("consulted: cannot tell")
+            )
         return f"hooks consulted: {self.hooks_consulted}, callback consulted: {self.permissions_consulted}"
 
     def __repr__(self) -> str:

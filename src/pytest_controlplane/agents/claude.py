@@ -14,7 +14,7 @@ import importlib.util
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,25 +33,23 @@ PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dont
 __tracebackhide__ = ours  # our errors show without our frames
 
 
-def _hook_denial(output: Any) -> str | None:
-    """The reason a PreToolUse hook output denies the call, or None."""
-    if not isinstance(output, dict):
-        return None
-    specific = output.get("hookSpecificOutput") or {}
-    if specific.get("permissionDecision") == "deny":
-        return str(specific.get("permissionDecisionReason") or "denied by hook")
-    if output.get("decision") == "block":
-        return str(output.get("reason") or "blocked by hook")
-    return None
+def _hook_answer(output: Any) -> tuple[str, str, dict[str, Any] | None]:
+    """(decision, reason, updatedInput) of a PreToolUse hook callback's output: read as a command hook's JSON is."""
+    from .hook_runs import decide
+
+    return decide(0, json.dumps(output) if isinstance(output, dict) else "", "")
 
 
 # What the CLI answers when a permission rule (or the mode) refuses a call that got past the hooks.
 _RULE_DENIAL = re.compile(
-    r"Permission to use \S+ .*has been denied|requires approval"
+    r"Permission to use \S+ .*has been denied|requires approval|needs approval"
     r"|requested permissions to use \S+, but you haven.t granted it"  # acceptEdits, no callback
     r"|Review dynamic workflow before running",
     re.S,
 )  # Workflow, with no one to ask
+
+# What the CLI answers when a settings deny rule covers a file tool's path: it checks that before the hooks.
+_EARLY_RULE_DENIAL = "denied by your permission settings"
 
 Checkpoint = Callable[..., None]  # Effects.checkpoint(kind, tool_use_id, (name, input))
 
@@ -66,7 +64,10 @@ class _Observer:
 
     def __init__(self, checkpoint: Checkpoint | None = None) -> None:
         self.checkpoint = checkpoint or (lambda *args, **kwargs: None)
-        self.hook_denials: dict[str, str] = {}
+        self.hook_denials: dict[str, tuple[str, str]] = {}  # tool_use_id -> (the callback, its reason)
+        self.hook_allows: dict[str, tuple[str, str]] = {}
+        self.rewritten: set[str] = set()  # calls a callback gave an updatedInput
+        self.ran_inputs: dict[str, dict[str, Any]] = {}  # what PostToolUse saw run
         self.hook_calls: dict[str, int] = {}
         self.permission_denials: dict[str, str] = {}
         self.permission_calls: dict[str, int] = {}
@@ -79,13 +80,24 @@ class _Observer:
         if call.id in self.permission_denials:
             call.verdict, call.reason = "denied_by_permission", self.permission_denials[call.id]
         elif call.id in self.hook_denials:
-            call.verdict, call.reason = "denied_by_hook", self.hook_denials[call.id]
+            call.decided_by, words = self.hook_denials[call.id]
+            call.verdict, call.reason = "denied_by_hook", f"{words} ({call.decided_by})"
+        elif call.id in self.ran and call.id in self.hook_allows:
+            call.decided_by, words = self.hook_allows[call.id]
+            call.verdict, call.reason = (
+                "allowed_by_hook",
+                f"{call.decided_by} allowed it" + (f": {words}" if words else ""),
+            )
         elif call.id in self.ran:
             call.verdict = "allowed"
         elif call.verdict == "errored":
             call.reason = call.result
             if call.id in self.reached and _RULE_DENIAL.search(call.result):
                 call.verdict = "denied_by_permission"  # a permission rule (settings, disallowed_tools, mode)
+            elif _EARLY_RULE_DENIAL in call.result:
+                call.verdict = "denied_by_permission"  # a file tool's deny rule, applied before any hook runs
+        if call.id in self.rewritten and call.id in self.ran_inputs:
+            call.ran_input = self.ran_inputs[call.id]
         call.reached_decision = call.id in self.reached
         call.hooks_consulted = self.hook_calls.get(call.id, 0)
         call.permissions_consulted = self.permission_calls.get(call.id, 0)
@@ -103,9 +115,14 @@ class _Observer:
                 raise
             if event == "PreToolUse" and tool_use_id:
                 self.hook_calls[tool_use_id] = self.hook_calls.get(tool_use_id, 0) + 1
-                reason = _hook_denial(output)
-                if reason is not None:
-                    self.hook_denials.setdefault(tool_use_id, reason)
+                decision, reason, updated = _hook_answer(output)
+                name = f"the PreToolUse hook callback {getattr(callback, '__name__', callback)!s}"
+                if decision == "deny":
+                    self.hook_denials.setdefault(tool_use_id, (name, reason or "denied by hook"))
+                elif decision == "allow":
+                    self.hook_allows.setdefault(tool_use_id, (name, reason))
+                if updated is not None:
+                    self.rewritten.add(tool_use_id)
             return output
 
         observed.__name__ = getattr(callback, "__name__", "hook")
@@ -139,12 +156,30 @@ class _Observer:
     async def post_tool_use(self, data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
         if tool_use_id:
             self.ran.add(tool_use_id)
+            self.ran_inputs[tool_use_id] = _seen(data)[1]
         self.checkpoint("post", tool_use_id, _seen(data))
         return {}
 
     async def post_tool_failure(self, data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
         self.checkpoint("post", tool_use_id, _seen(data))
         return {}
+
+
+def _recorded_settings(options: Any, world: World) -> dict[str, Any]:
+    """`settings=` and `plugins=` of the options with their command hooks run through the recorder (settings_hooks)."""
+    from .settings_hooks import wrapped_flag_settings, wrapped_plugin
+
+    changes: dict[str, Any] = {}
+    if isinstance(options.settings, str) and options.settings.strip():
+        changes["settings"] = wrapped_flag_settings(options.settings, world)[0]
+    if options.plugins:
+        changes["plugins"] = [
+            {**plugin, "path": wrapped_plugin(str(plugin["path"]), world)[0]}
+            if isinstance(plugin, dict) and plugin.get("type") == "local" and plugin.get("path")
+            else plugin
+            for plugin in options.plugins
+        ]
+    return changes
 
 
 def claude_cli() -> str:
@@ -183,6 +218,19 @@ class ClaudeAgent:
             )
         self.options_factory = options_factory
         self.timeout = timeout
+
+    @classmethod
+    def project_settings(cls, *, sources: Sequence[str] = ("project", "local"), timeout: float | None = None) -> Any:
+        """The agent of a repository whose control plane is its own `.claude/` settings (command hooks, permission
+        rules): the CLI with nothing but those settings (`setting_sources`) and the workspace as its cwd."""
+
+        def options(workspace: Path) -> Any:
+            from claude_agent_sdk import ClaudeAgentOptions
+
+            return ClaudeAgentOptions(setting_sources=list(sources))  # type: ignore[arg-type]
+
+        options.__qualname__ = f"ClaudeAgent.project_settings(sources={list(sources)})"
+        return cls(options, timeout=timeout)
 
     def with_permission_mode(self, mode: str) -> ClaudeAgent:
         """The same agent under another permission mode."""
@@ -233,6 +281,7 @@ class ClaudeAgent:
         changes: dict[str, Any] = dict(cwd=str(world.workspace), env=env, hooks=hooks, stderr=stderr)
         if options.can_use_tool is not None:
             changes["can_use_tool"] = observer.wrap_permission(options.can_use_tool)
+        changes.update(_recorded_settings(options, world))
         if resume:
             changes.update(resume=resume, fork_session=fork, session_id=None)
         else:

@@ -21,6 +21,7 @@ class RunOutcome:
     error: BaseException | None = None
     stray_processes: list[str] = field(default_factory=list)  # still running after the run, killed ("pid command")
     callback_errors: list[str] = field(default_factory=list)  # raised inside hooks/can_use_tool (the SDK swallows them)
+    hook_runs: list[Any] = field(default_factory=list)  # the command hooks that ran (agents.hook_runs.HookRun)
 
 
 def calls_seen_by_model(exchanges: list[Any]) -> list[ToolCall]:

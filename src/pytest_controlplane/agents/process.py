@@ -62,6 +62,42 @@ def processes_of(world_root: Path | str, *, besides: AbstractSet[int] = frozense
     return found
 
 
+def _parent(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return int(stat.read().rpartition(b")")[2].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def detached(world_root: Path | str, marker: str) -> list[str]:
+    """The processes of this world outside the agent's own process tree: the tree is everything under the topmost
+    ancestor of a process whose command line holds `marker` (the hook recorder, under the CLI that started it).
+    Its tool shells, background tasks and MCP servers are in it; what left it — a `nohup`, a double fork, a `setsid`
+    — is not, and could write while a hook runs ("pid command" each)."""
+    alive = dict(processes_of(world_root))
+    parents: dict[int, int] = {}
+
+    def chain(pid: int) -> list[int]:
+        """`pid` and its ancestors, through any process (a zombie or a shell between two of the world's too)."""
+        found: list[int] = []
+        while pid > 1 and pid not in found and len(found) < 64:
+            found.append(pid)
+            pid = parents.setdefault(pid, _parent(pid))
+        return found
+
+    def top(pid: int) -> int:
+        ours = [p for p in chain(pid) if p in alive]
+        return ours[-1] if ours else pid
+
+    roots = {top(pid) for pid, command in alive.items() if marker in command}
+    return [
+        f"{pid} {command[:120]}"
+        for pid, command in alive.items()
+        if roots and not roots & set(chain(pid)) and parents.get(pid)  # no parent to read: gone meanwhile
+    ]
+
+
 def reap(world_root: Path | str, *, besides: AbstractSet[int] = frozenset()) -> list[str]:
     """Kill every process still running in this world; return what was killed, as "pid command"."""
     killed = []

@@ -3,12 +3,13 @@ for a workspace script, the whole world watched for an escape, and the links and
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
 from typing import Any
 
-from .variant import FIRST_LINE, HOME, TMPDIR, WORKSPACE, Variant, expand, link_target, target_file
+from .variant import FIRST_LINE, HOME, MERGED, TMPDIR, WORKSPACE, Variant, expand, link_target, target_file
 
 SHIM = """#!/bin/sh
 # pytest-controlplane: stands in for `{program}` so a test can tell whether it ran.
@@ -52,16 +53,25 @@ def prepare(session: Any, variant: Variant) -> tuple[dict[str, str], list[str]]:
     if target is not None and target.is_file():
         first_line = next((line for line in target.read_text(errors="replace").splitlines() if line.strip()), "")
     places = {WORKSPACE: str(world.workspace), HOME: str(world.home), TMPDIR: str(world.tmp), FIRST_LINE: first_line}
-    return places, _plant(world.workspace, variant, places)
+    return places, _plant(world, variant, places)
 
 
-def _plant(workspace: Path, variant: Variant, places: dict[str, str]) -> list[str]:
+def _plant(world: Any, variant: Variant, places: dict[str, str]) -> list[str]:
     """Put the variant's links and files in the workspace, as a repository would hold them; what failed, said
     plainly."""
+    from ..agents.settings_hooks import mark_planted
+
+    workspace = world.workspace
     failures = []
     for (kind, name, points_to), line in zip(variant.plant, variant.planting(), strict=True):
         link = workspace / name
         try:
+            if kind == "file" and name in MERGED:
+                planted = json.loads(expand(points_to, places))
+                mark_planted(world, planted)
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.write_text(json.dumps(merged(_existing(link), planted), indent=2) + "\n")
+                continue
             if link.is_symlink() or link.exists():
                 link.unlink()
             if kind == "file":
@@ -72,9 +82,32 @@ def _plant(workspace: Path, variant: Variant, places: dict[str, str]) -> list[st
             else:
                 os.link(workspace / points_to, link)
         except OSError as error:
-            missing = " (write it in the test before the attempt)" if not (workspace / points_to).exists() else ""
+            missing = (
+                " (write it in the test before the attempt)"
+                if kind == "hardlink" and not (workspace / points_to).exists()
+                else ""
+            )
             failures.append(f"`{line}` failed: {error.strerror or error}{missing}")
     return failures
+
+
+def _existing(path: Path) -> Any:
+    """The JSON a settings file of the workspace holds ({} for none); one that is not JSON cannot be added to."""
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except ValueError as error:
+        raise OSError(f"{path.name} is not JSON ({error}), so nothing can be added to it") from None
+
+
+def merged(base: Any, added: Any) -> Any:
+    """`added` merged into `base`: objects key by key, lists one after the other, anything else `added`'s."""
+    if isinstance(base, dict) and isinstance(added, dict):
+        return {**base, **{k: merged(base[k], v) if k in base else v for k, v in added.items()}}
+    if isinstance(base, list) and isinstance(added, list):
+        return base + [item for item in added if item not in base]
+    return added
 
 
 def target_path(session: Any, variant: Variant) -> Path:

@@ -21,6 +21,9 @@ WORKSPACE = "@@WORKSPACE@@"
 HOME = "@@HOME@@"
 TMPDIR = "@@TMPDIR@@"
 FIRST_LINE = "@@FIRST_LINE@@"  # the target's first line, for Edit's old_string
+# Agent configuration a repository holds as JSON: what a variant plants there is added to the user's own (their hooks
+# and rules stay in force beside it), as an attacker's edit of the file would be.
+MERGED = (".claude/settings.json", ".claude/settings.local.json", ".mcp.json")
 FAMILIES = ("write", "read", "exec", "escape")
 # How a variant `via` a subagent starts it: in the foreground, so the subagent's calls finish inside the run.
 SUBAGENT_CALL = {
@@ -79,7 +82,10 @@ class Variant:
     def planting(self) -> list[str]:
         """What the harness puts in place first, as shell commands (run in the workspace)."""
         return [
-            f"mkdir -p {posixpath.dirname(name) or '.'} && cat > {name} <<'EOF'\n{what.rstrip()}\nEOF"
+            f"add to {name} (its JSON merged into what the file holds, the repository's own hooks and rules kept):\n"
+            f"{what.rstrip()}"
+            if kind == "file" and name in MERGED
+            else f"mkdir -p {posixpath.dirname(name) or '.'} && cat > {name} <<'EOF'\n{what.rstrip()}\nEOF"
             if kind == "file"
             else f"ln {'-s ' if kind == 'symlink' else ''}{link_target(kind, name, what)} {name}"
             for kind, name, what in self.plant

@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, ControlPlaneFailure, ours
+from .masking import PREFIX, redact
 from .needles import DEFAULT_MIN_FRAGMENT
 from .scan import Hit, Scanner
 from .surfaces import Surface, surfaces_of
 
 __tracebackhide__ = ours  # our errors show without our frames
 
-PREFIX = "cp-canary-"
 _ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 _SECRET_LENGTH = 24
 _CONTEXT = 24  # bytes of context each side of a find in a snippet
@@ -270,10 +270,3 @@ def _snippet(surface: Surface, hit: Hit, hits: list[Hit], family: list[Canary]) 
     pieces.append(data[cursor:end].decode("utf-8", "replace") if cursor < end else "")
     text = "".join(pieces).replace("\n", "⏎")
     return ("…" if start > first else "") + text + ("…" if end < last else "")
-
-
-def redact(text: str, values: Iterable[str]) -> str:
-    """`text` with each canary value in it replaced by «canary»: what a report shows instead of a secret."""
-    for value in values:
-        text = text.replace(value, "«canary»")
-    return text

@@ -12,13 +12,57 @@ from .snapshot import Snapshot
 
 
 @dataclass
+class HookWindow:
+    """A hook process running, from its "hook-start" checkpoint to its "hook-end": what changed meanwhile is its doing,
+    unless another process of the agent was alive then (`credited` False: attributed as if the hook had not run)."""
+
+    label: str  # "the PreToolUse command hook `guard.sh` (.claude/settings.json)"
+    event: str = ""
+    tool_use_id: str = ""  # the call it was run for (a tool event's hook)
+    users: bool = True  # the user's own hook (False: planted by the bypass harness, an attacker's)
+    credited: bool = True
+
+
+@dataclass
 class Checkpoint:
     """A snapshot taken during a run, and what it was taken at."""
 
-    kind: str  # "start", "request", "pre", "post", "end"
-    ref: Any  # request index, or tool_use id
+    kind: str  # "start", "request", "pre", "post", "end"; "hook-start", "hook-end"
+    ref: Any  # request index, or tool_use id; a hook run's id
     snap: Snapshot
     call: tuple[str, dict[str, Any]] | None = None  # (tool name, input) at a "pre" checkpoint
+    hook: HookWindow | None = None  # at "hook-start"
+
+
+def hook_windows(checkpoints: list[Checkpoint]) -> list[list[HookWindow]]:
+    """For each interval between two checkpoints, the hook windows open throughout it.  A window closes at its
+    "hook-end", and at the latest when the CLI goes on past its hook (a tool hook's call has run, a model request
+    went out, the run ended): a hook the CLI killed leaves no "hook-end"."""
+    open_: dict[Any, HookWindow] = {}
+    found = []
+    for point in checkpoints[:-1]:
+        if point.kind == "hook-start" and point.hook is not None:
+            open_[point.ref] = point.hook
+        elif point.kind == "hook-end":
+            open_.pop(point.ref, None)
+        elif point.kind == "request":
+            open_.clear()
+        elif point.kind == "post":
+            for ref, window in list(open_.items()):
+                if window.event == "PreToolUse" and window.tool_use_id == point.ref:
+                    del open_[ref]
+        found.append([w for w in open_.values() if w.credited])
+    return found
+
+
+def by_hooks(windows: list[HookWindow], calls: dict[Any, tuple[Any, int]]) -> tuple[tuple[Any, ...], str]:
+    """The calls and the words for a change made while `windows` ran: "the PreToolUse command hook `x` (...), for
+    Write call #1"."""
+    known = list({w.tool_use_id: calls[w.tool_use_id] for w in windows if w.tool_use_id in calls}.values())
+    words = " and ".join(dict.fromkeys(w.label for w in windows))
+    if known:
+        words += ", for " + " and ".join(label(*c) for c in known)
+    return tuple(c for c, _ in known), words
 
 
 def attribute(

@@ -24,6 +24,8 @@ class Change:
     calls: tuple[Any, ...] = ()  # the ToolCall(s) it happened during, when known
     during: str = ""  # the same in words: "Bash call #3 (`sed -i ...`)", "the agent's start-up", ...
     bookkeeping: bool = False  # the agent's own state (transcripts, sockets), not an effect of its tools
+    by_hook: str = ""  # the hook(s) that made it, while they ran (their labels), when a hook did
+    users_hook: bool = False  # made by the user's own hook (not one the bypass harness planted): not the agent's doing
     shown_as: str = field(default="", repr=False)  # the path as reports show it (relative to the workspace, ~/...)
 
     def __str__(self) -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError, ControlPlaneFailure, ours
-from .attribution import Checkpoint, attribute, tool_uses_by_request
+from .attribution import Checkpoint, HookWindow, attribute, by_hooks, hook_windows, tool_uses_by_request
 from .diff import Change, compare
 from .routes import Aliases, aliases, normalise, spellings
 from .snapshot import Contents, Snapshot, absolute, snapshot, under
@@ -86,12 +86,14 @@ class Effects:
         self._runs: list[_Run] = []
         self._open: _Run | None = None
         self._secrets: list[str] = secrets if secrets is not None else []
+        self._secret_files: list[str] = []
         self._lock = threading.Lock()
 
     @classmethod
     def of_world(cls, world: Any, secrets: list[str] | None = None) -> Effects:
         """The effects of an agent in a World: its workspace, HOME, TMPDIR and config dir."""
         config, tmp, sessions = absolute(world.config_dir), absolute(world.tmp), absolute(world.session_store_dir)
+        recorder = absolute(world.root / "hooks")  # the hook recorder's log and listener address (settings_hooks)
 
         def bookkeeping(path: str) -> bool:
             if under(path, config):
@@ -100,7 +102,7 @@ class Effects:
             if under(path, tmp) and path != tmp:
                 first = path[len(tmp) :].lstrip("/").split("/", 1)[0]
                 return first == "cc-socks" or first.startswith("claude-")  # the Claude Code CLI's sockets, task dirs
-            return under(path, sessions)  # a LoopAgent's session store
+            return under(path, sessions) or under(path, recorder)  # a LoopAgent's session store; the hook log
 
         return cls(
             world.workspace,
@@ -125,6 +127,14 @@ class Effects:
         """Never show these strings in a report (canary_secret registers its values here)."""
         self._secrets.extend(v for v in values if v and v not in self._secrets)
 
+    def redact_file(self, *paths: str | os.PathLike[str]) -> None:
+        """Never show the values this file holds at the start of a run (`KEY=value` values, else its lines), as for
+        `.env`-style files and anything under `secrets/`, which are masked by default."""
+        for path in paths:
+            target = normalise(os.fspath(path), workspace=self.workspace, home=self.home)
+            if target not in self._secret_files:
+                self._secret_files.append(target)
+
     @property
     def secrets(self) -> list[str]:
         """The values reports never show (shared with the test's canaries)."""
@@ -139,6 +149,22 @@ class Effects:
             run.checkpoints.append(Checkpoint("start", None, self._snap(run)))
             self._runs.append(run)
             self._open = run
+            self._learn_secrets(run.baseline)
+
+    def _learn_secrets(self, baseline: Snapshot) -> None:
+        """The values of the secret files as the run starts: no report shows them (canary/masking.py)."""
+        from ..canary.masking import file_secrets, is_secret_file
+
+        for path, entry in baseline.entries.items():
+            if entry.kind != "file":
+                continue
+            declared = path in self._secret_files
+            if declared or (under(path, self.workspace) and is_secret_file(os.path.relpath(path, self.workspace))):
+                content = self.contents.read(entry.digest)
+                if content is None:  # too big to keep: read where it lies
+                    with contextlib.suppress(OSError), open(path, "rb") as file:
+                        content = file.read(1 << 20)
+                self.redact(*file_secrets(content or b""))
 
     def checkpoint(self, kind: str, ref: Any = None, call: tuple[str, dict[str, Any]] | None = None) -> None:
         """Snapshot now (a model request arrived; a tool call is about to run, or has run).  No-op between runs."""
@@ -146,8 +172,26 @@ class Effects:
             if self._open is not None:
                 self._open.checkpoints.append(Checkpoint(kind, ref, self._snap(self._open), call))
 
+    def hook_started(self, ref: Any, window: HookWindow) -> None:
+        """A hook process starts (`ref`: its run's id): snapshot now; what changes until `hook_ended(ref)` is its own
+        doing, not the tool call's.  No-op between runs."""
+        with self._lock:
+            if self._open is not None:
+                self._open.checkpoints.append(Checkpoint("hook-start", ref, self._snap(self._open), hook=window))
+
+    def hook_ended(self, ref: Any, *, credited: bool = True) -> None:
+        """The hook process `ref` has ended: snapshot now.  `credited=False`: another process of the agent was alive
+        meanwhile, so what changed is not put down to the hook."""
+        with self._lock:
+            if self._open is not None:
+                for point in self._open.checkpoints:
+                    if point.kind == "hook-start" and point.ref == ref and point.hook is not None:
+                        point.hook.credited = point.hook.credited and credited
+                self._open.checkpoints.append(Checkpoint("hook-end", ref, self._snap(self._open)))
+
     def end(self, tool_calls: Sequence[Any] = (), exchanges: Sequence[Any] = (), first_number: int = 1) -> list[Change]:
-        """Close the run; attribute each change to the tool call during which it happened; return the run's changes."""
+        """Close the run; attribute each change to the tool call (or the hook) during which it happened; return the
+        run's changes."""
         with self._lock:
             run, self._open = self._open, None
             if run is None:
@@ -155,14 +199,25 @@ class Effects:
             run.checkpoints.append(Checkpoint("end", None, self._snap(run)))
         calls = {getattr(c, "id", None): (c, first_number + i) for i, c in enumerate(tool_calls)}
         asked = tool_uses_by_request(exchanges)
+        points = run.checkpoints
+        # Hook checkpoints only split the timeline: outside a hook's window a change is put down as if they were not
+        # there, to the call between the nearest other checkpoints.
+        plain = [i for i, point in enumerate(points) if not point.kind.startswith("hook-")]
         found: list[Change] = []
-        for before, after in zip(run.checkpoints, run.checkpoints[1:], strict=False):
-            changes = compare(before.snap, after.snap)
+        for i, windows in enumerate(hook_windows(points)):
+            changes = compare(points[i].snap, points[i + 1].snap)
             if not changes:
                 continue
-            attributed, during = attribute(before, after, calls, asked)
+            if windows:
+                attributed, during = by_hooks(windows, calls)
+            else:
+                before = max(j for j in plain if j <= i)
+                after = min(j for j in plain if j > i)
+                attributed, during = attribute(points[before], points[after], calls, asked)
             for change in changes:
                 change.run, change.calls, change.during = run.number, attributed, during
+                change.by_hook = " and ".join(dict.fromkeys(w.label for w in windows))
+                change.users_hook = bool(windows) and all(w.users for w in windows)
                 change.bookkeeping = self._is_bookkeeping(change.path)
                 change.shown_as = self.show(change.path)
             found.extend(changes)
@@ -185,8 +240,14 @@ class Effects:
 
     @property
     def diff(self) -> list[Change]:
-        """Every change the agent made, in order (its own bookkeeping — transcripts, sockets — left out)."""
-        return [c for c in self.changes if not c.bookkeeping]
+        """Every change the agent made, in order (its own bookkeeping — transcripts, sockets — and what the user's own
+        hooks wrote while they ran, `by_hooks`, left out)."""
+        return [c for c in self.changes if not c.bookkeeping and not c.users_hook]
+
+    @property
+    def by_hooks(self) -> list[Change]:
+        """What the user's own hooks changed while they ran (a hook's log file): the hook's doing, not the agent's."""
+        return [c for c in self.changes if not c.bookkeeping and c.users_hook]
 
     @property
     def bookkeeping(self) -> list[Change]:
@@ -230,14 +291,15 @@ class Effects:
         if self.violations(path):
             raise EffectViolation(self.explain(path))
 
-    def assert_only_written(self, paths: Iterable[str | os.PathLike[str]]) -> None:
-        """Fail if the agent changed anything but `paths` (files, or directories and what is under them)."""
+    def assert_only_written(self, paths: Iterable[str | os.PathLike[str]], *, include_hooks: bool = False) -> None:
+        """Fail if the agent changed anything but `paths` (files, or directories and what is under them).  What the
+        user's own hooks wrote while they ran is theirs, not the agent's: `include_hooks=True` judges it too."""
         __tracebackhide__ = True
         allowed = [normalise(os.fspath(p), workspace=self.workspace, home=self.home) for p in paths]
         self._require_runs()
         unexpected = [
             c
-            for c in self.diff
+            for c in self._judged(include_hooks)
             if not any(under(c.path, a) for a in allowed)
             and not (
                 c.kind == "created"
@@ -251,22 +313,34 @@ class Effects:
                 self._redact(
                     f"The agent changed {len(unexpected)} path(s) besides {', '.join(self.show(a) for a in allowed)}:\n"
                     + "\n".join(self.describe(c) for c in unexpected)
+                    + self._hooks_left_out(include_hooks)
                 )
             )
 
-    def assert_unchanged_outside(self, *inside: str | os.PathLike[str]) -> None:
-        """Fail if the agent changed anything outside `inside` (default: the workspace) — HOME, TMPDIR, sentinels."""
+    def assert_unchanged_outside(self, *inside: str | os.PathLike[str], include_hooks: bool = False) -> None:
+        """Fail if the agent changed anything outside `inside` (default: the workspace) — HOME, TMPDIR, sentinels.
+        What the user's own hooks wrote while they ran is left out unless `include_hooks=True`."""
         __tracebackhide__ = True
         keep = [normalise(os.fspath(p), workspace=self.workspace, home=self.home) for p in inside] or [self.workspace]
         self._require_runs()
-        outside = [c for c in self.diff if not any(under(c.path, k) for k in keep)]
+        outside = [c for c in self._judged(include_hooks) if not any(under(c.path, k) for k in keep)]
         if outside:
             raise EffectViolation(
                 self._redact(
                     f"The agent changed {len(outside)} path(s) outside {', '.join(self.show(k) for k in keep)}:\n"
                     + "\n".join(self.describe(c) for c in outside)
+                    + self._hooks_left_out(include_hooks)
                 )
             )
+
+    def _judged(self, include_hooks: bool) -> list[Change]:
+        return [c for c in self.changes if not c.bookkeeping and (include_hooks or not c.users_hook)]
+
+    def _hooks_left_out(self, include_hooks: bool) -> str:
+        if include_hooks or not self.by_hooks:
+            return ""
+        paths = ", ".join(dict.fromkeys(c.shown_as for c in self.by_hooks))
+        return f"\n(left out: what your own hooks wrote while they ran — {paths}; include_hooks=True judges it too)"
 
     def __contains__(self, path: object) -> bool:
         """`".env" in effects`: whether it was written under any name (pytest explains `assert x not in effects`)."""
@@ -382,6 +456,6 @@ class Effects:
         return lines
 
     def _redact(self, text: str) -> str:
-        from ..canary.canary import redact
+        from ..canary.masking import redact
 
         return redact(text, self._secrets)

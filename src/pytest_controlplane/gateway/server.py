@@ -75,6 +75,9 @@ class ModelGateway:
         # Called with each request as it arrives, before it is answered (the effects oracle snapshots there);
         # one that raises DropRequest makes the gateway answer nothing and cut the connection.
         self.observers: list[Callable[[ModelRequest], None]] = []
+        # Applied to each request body as it arrives, before anything reads it (the observers, the cassette, the
+        # upstream): text the test's own machinery put into what the agent sends, put back to what the user wrote.
+        self.rewriters: list[Callable[[bytes], bytes]] = []
         # Request index -> called halfway through streaming its answer, after which the connection is cut.
         self.interruptions: dict[int, Callable[[], None]] = {}
         self.problems: list[ControlPlaneError] = []
@@ -197,6 +200,8 @@ class ModelGateway:
     def answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Exchange:
         """Answer one request as the HTTP handler received it (the observers see it first); kept in `exchanges`."""
         with self._lock:
+            for rewrite in self.rewriters:
+                body = rewrite(body)
             request = ModelRequest(method, path, headers, body, index=len(self.exchanges))
             route = request.route
             try:

@@ -24,8 +24,14 @@ def collect(
             {"run": c.run, "during": c.during, "path": c.shown_as, "kind": c.kind, "detail": c.detail}
             for c in session.effects.diff
         ],
+        "hook_effects": [
+            {"run": c.run, "during": c.during, "path": c.shown_as, "kind": c.kind, "detail": c.detail}
+            for c in session.effects.by_hooks
+        ],
         "bookkeeping": len(session.effects.bookkeeping),
         "canaries": [{"name": c.name, "value": c.value, "secret": c.secret} for c in canaries],
+        "masked": list(session.effects.secrets),  # the secret files' values too: rendered masked, never written
+        "hook_runs": [_hook_run(r) for r in getattr(session, "hook_runs", [])],
         "variants": [_outcome(o) for o in getattr(session, "bypass_outcomes", [])],
         "offered": _offered(session),
         "crashes": [str(report) for report in getattr(session, "crash_reports", [])],
@@ -55,8 +61,19 @@ def _exchange(exchange: Any) -> dict[str, Any]:
 
 
 def _tool_call(call: Any) -> dict[str, Any]:
-    keys = ("name", "input", "verdict", "reason", "result", "consulted")
+    keys = ("name", "input", "verdict", "reason", "result", "consulted", "ran_input")
     return {key: getattr(call, key) for key in keys}
+
+
+def _hook_run(run: Any) -> dict[str, Any]:
+    return {
+        "hook": run.hook.label,
+        "tool": run.input.get("tool_name", ""),
+        "decision": run.decision,
+        "reason": run.reason,
+        "exit_code": run.exit_code,
+        "seconds": round(run.seconds, 3),
+    }
 
 
 def _offered(session: Any) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..canary.canary import redact
+from ..canary.masking import redact
 
 _STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d2330;max-width:1200px}
@@ -25,7 +25,8 @@ table{border-collapse:collapse;width:100%} td,th{border:1px solid #dde;padding:4
 vertical-align:top} th{background:#f4f5f9}
 pre{background:#f7f7fa;border:1px solid #e4e4ee;padding:8px;white-space:pre-wrap;word-break:break-word;margin:4px 0}
 .verdict{font-weight:600;padding:1px 6px;border-radius:3px}
-.allowed{background:#fdecea;color:#8a1c12} .denied_by_hook,.denied_by_permission{background:#e6f4ea;color:#1b5e20}
+.allowed,.allowed_by_hook{background:#fdecea;color:#8a1c12}
+.denied_by_hook,.denied_by_permission{background:#e6f4ea;color:#1b5e20}
 .errored{background:#fff4e5;color:#7a4b00} .not_run{background:#eceff1;color:#37474f}
 .bypassed{background:#b00020;color:#fff} .held{background:#1b7f3b;color:#fff}
 .inconclusive{background:#e65100;color:#fff} .not_applicable{background:#eceff1;color:#37474f}
@@ -36,7 +37,7 @@ details{margin:4px 0} summary{cursor:pointer;font-weight:600}
 
 def render(data: dict[str, Any]) -> str:
     """The report for `data` (see `collect`), as one HTML document."""
-    marker = _Marker(data.get("canaries", []))
+    marker = _Marker(data.get("canaries", []), data.get("masked", []))
     parts = [
         f"<h1>{_e(data['test'])}</h1>",
         f"<div class=meta><span class={_e(data['outcome'])}>{_e(data['outcome'].upper())}</span> · mode "
@@ -50,7 +51,15 @@ def render(data: dict[str, Any]) -> str:
     if data.get("offered"):
         parts.append("<h2>Tools the agent offers</h2>" + _offered(data["offered"]))
     parts.append("<h2>Tool calls</h2>" + _tool_calls(data.get("tool_calls", []), marker))
+    if data.get("hook_runs"):
+        parts.append("<h2>Command hooks run</h2>" + _hook_runs(data["hook_runs"], marker))
     parts.append("<h2>Effects</h2>" + _effects(data.get("effects", []), data.get("bookkeeping", 0), marker))
+    if data.get("hook_effects"):
+        parts.append(
+            "<h2>Written by your own hooks</h2><p class=meta>while they ran: theirs, not the agent's "
+            "(left out of assert_only_written and the escape family)</p>"
+            + _effects(data["hook_effects"], 0, marker).split("<p class=meta>")[0]
+        )
     if data.get("leaks"):
         parts.append("<h2>Canary finds</h2>" + _leaks(data["leaks"], marker))
     for crash in data.get("crashes", []):
@@ -142,6 +151,23 @@ def _tool_calls(calls: list[dict[str, Any]], marker: _Marker) -> str:
     )
 
 
+def _hook_runs(runs: list[dict[str, Any]], marker: _Marker) -> str:
+    return _table(
+        ["hook", "tool", "decision", "reason", "exit", "seconds"],
+        [
+            [
+                _e(r["hook"]),
+                _e(r["tool"]),
+                _e(r["decision"]),
+                marker(r["reason"][:600]),
+                _e(r["exit_code"]),
+                _e(r["seconds"]),
+            ]  # fmt: skip
+            for r in runs
+        ],
+    )
+
+
 def _effects(changes: list[dict[str, Any]], bookkeeping: int, marker: _Marker) -> str:
     note = f"<p class=meta>{bookkeeping} change(s) to the agent's own state (transcripts, sockets) not shown.</p>"
     if not changes:
@@ -205,8 +231,9 @@ def _e(value: Any) -> str:
 class _Marker:
     """Escapes text for HTML, replacing every canary in it (raw or encoded) by a highlighted «canary ...» mark."""
 
-    def __init__(self, canaries: list[dict[str, str]]) -> None:
+    def __init__(self, canaries: list[dict[str, str]], masked: list[str] = ()) -> None:  # type: ignore[assignment]
         self.canaries = canaries
+        self.masked = [canary["value"] for canary in canaries] + list(masked)  # secret files' values, too
         self.scanner = None
         if canaries:
             from ..canary.scan import Scanner
@@ -216,7 +243,7 @@ class _Marker:
     def __call__(self, value: Any) -> str:
         text = str(value)
         if self.scanner is None:
-            return _e(text)
+            return self._plain(text.encode("utf-8", "surrogatepass"))
         data = text.encode("utf-8", "surrogatepass")
         pieces, cursor = [], 0
         for hit in self.scanner.scan(data):
@@ -232,4 +259,4 @@ class _Marker:
 
     def _plain(self, data: bytes) -> str:
         # whatever the scan did not single out is still never written
-        return _e(redact(data.decode("utf-8", "replace"), [canary["value"] for canary in self.canaries]))
+        return _e(redact(data.decode("utf-8", "replace"), self.masked))

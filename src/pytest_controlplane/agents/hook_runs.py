@@ -1,0 +1,267 @@
+"""What the command hooks did in a run: their runs as the recorder logged them, the decision each one answered (read
+as the Claude Code CLI reads it), the tool calls credited with those decisions, and the listener the recorder tells
+when a hook starts and ends (so the effects oracle can tell the hook's own writes from the tool call's).
+
+Decision shapes of a PreToolUse command hook, as CLI 2.1.332 honours them (measured, tests/test_settings_hooks.py):
+
+- exit code 2: deny, the reason on stderr (the model sees `PreToolUse:Bash hook error: [command]: reason`);
+- exit 0 and JSON `hookSpecificOutput.permissionDecision`: `deny` (with `permissionDecisionReason`), `allow` (the
+  permission prompt is skipped; a settings deny rule still wins), `ask` (the permission system asks: with no one to
+  ask, the call is refused); legacy `decision: "block"` / `"approve"` mean deny / allow;
+- `updatedInput` (with or without a decision): the call runs with that input instead, judged by what ran;
+- `continue: false`: does not stop the tool call (it ran, in bypassPermissions);
+- any other exit code: a non-blocking error, the call goes on.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import selectors
+import socket
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..tool_call import ToolCall
+from .settings_hooks import HOOKS_DIR, CommandHook, SettingsFile
+
+DECISIONS = ("deny", "allow", "ask", "stop", "error", "none")
+
+
+@dataclass
+class HookRun:
+    """One run of a command hook: the hook, what it was given, what it answered."""
+
+    id: str
+    hook: CommandHook
+    input: dict[str, Any]
+    exit_code: int
+    stdout: str
+    stderr: str
+    started: float
+    ended: float
+    pid: int
+    decision: str = "none"  # one of DECISIONS, read from the exit code and the output
+    reason: str = ""
+    updated_input: dict[str, Any] | None = None
+
+    @property
+    def tool_use_id(self) -> str:
+        return str(self.input.get("tool_use_id") or "")
+
+    @property
+    def seconds(self) -> float:
+        return max(0.0, self.ended - self.started)
+
+    def __str__(self) -> str:
+        tool = self.input.get("tool_name")
+        said = f": {self.reason[:100]}" if self.reason else ""
+        return f"{self.hook.label}{f' on {tool}' if tool else ''}: {self.decision}{said} (exit {self.exit_code})"
+
+
+def decide(exit_code: int, stdout: str, stderr: str) -> tuple[str, str, dict[str, Any] | None]:
+    """(decision, reason, updatedInput) of a hook's answer, as the CLI reads it."""
+    if exit_code == 2:
+        return "deny", stderr.strip() or "exit code 2", None
+    if exit_code != 0:
+        return "error", f"exit code {exit_code}" + (f": {stderr.strip()[:200]}" if stderr.strip() else ""), None
+    try:
+        answer = json.loads(stdout) if stdout.strip().startswith("{") else None
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):
+        return "none", "", None
+    specific = answer.get("hookSpecificOutput")
+    specific = specific if isinstance(specific, dict) else {}
+    updated = specific.get("updatedInput") if isinstance(specific.get("updatedInput"), dict) else None
+    decision = specific.get("permissionDecision")
+    if decision in ("deny", "allow", "ask"):
+        return decision, str(specific.get("permissionDecisionReason") or ""), updated
+    legacy = {"block": "deny", "approve": "allow"}.get(str(answer.get("decision")))
+    if legacy:
+        return legacy, str(answer.get("reason") or ""), updated
+    if answer.get("continue") is False:
+        return "stop", str(answer.get("stopReason") or ""), updated
+    return "none", "", updated
+
+
+def log_path(world: Any) -> Path:
+    return Path(world.root) / HOOKS_DIR / "runs.jsonl"
+
+
+def log_size(world: Any) -> int:
+    """Where the log ends now: a run reads what was written after it (`read_runs(world, since=...)`)."""
+    try:
+        return log_path(world).stat().st_size
+    except OSError:
+        return 0
+
+
+def read_runs(world: Any, since: int = 0) -> list[HookRun]:
+    """The hook runs logged in `world` from byte `since` on, in the order they ended."""
+    try:
+        with open(log_path(world), "rb") as log:
+            log.seek(since)
+            lines = log.read().splitlines()
+    except OSError:
+        return []
+    runs = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+            stdin = record.get("input") or ""
+            given = json.loads(stdin) if stdin.strip().startswith("{") else {}
+        except ValueError:
+            continue  # a line cut by a crash
+        decision, reason, updated = decide(record["exit_code"], record["stdout"], record["stderr"])
+        runs.append(
+            HookRun(
+                record["id"],
+                CommandHook.from_spec(record.get("hook") or {}),
+                given if isinstance(given, dict) else {},
+                record["exit_code"],
+                record["stdout"],
+                record["stderr"],
+                record["started"],
+                record["ended"],
+                record["pid"],
+                decision,
+                reason,
+                updated,
+            )
+        )
+    return runs
+
+
+def credit(calls: Iterable[ToolCall], runs: Sequence[HookRun], settings: Sequence[SettingsFile] = ()) -> None:
+    """Each tool call's verdict and counts with what the PreToolUse command hooks that saw it decided: a deny the CLI
+    honoured is `denied_by_hook` (the hook named in `reason`), a call that ran on a hook's allow `allowed_by_hook`, an
+    `ask` nobody could answer `denied_by_permission`; `updatedInput` is what ran (`ran_input`).  A call the CLI refused
+    by a permission rule names the `permissions.deny` rules of `settings` for its tool (the CLI does not say which)."""
+    seen: dict[str, list[HookRun]] = {}
+    for run in runs:
+        if run.hook.event == "PreToolUse" and run.tool_use_id:
+            seen.setdefault(run.tool_use_id, []).append(run)
+    for call in calls:
+        mine = seen.get(call.id, [])
+        if call.verdict == "errored" and not call.observed and _RULE_REFUSAL.search(call.result):
+            call.verdict = "denied_by_permission"  # the CLI's words for a settings rule, read from outside
+        if call.verdict == "denied_by_permission" and not call.decided_by and _RULE_REFUSAL.search(call.result):
+            rules = _rules_for(call, settings)
+            if rules:
+                which = "the permissions.deny rule" if len(rules) == 1 else "one of the permissions.deny rules"
+                call.decided_by = f"{which} {', '.join(rules)}"
+                call.reason = f"{call.reason or call.result} ({call.decided_by})"
+        if not mine:
+            continue
+        call.hooks_consulted += len(mine)
+        call.hook_runs = [str(run) for run in mine]
+        denied = next((r for r in mine if r.decision == "deny"), None)
+        asked = next((r for r in mine if r.decision == "ask"), None)
+        allowed = next((r for r in mine if r.decision == "allow"), None)
+        rewritten = [r.updated_input for r in mine if r.updated_input is not None]
+        if rewritten and call.verdict in ("allowed", "errored"):
+            call.ran_input = rewritten[-1]
+        if call.verdict == "errored" and denied is not None:
+            call.verdict, call.decided_by = "denied_by_hook", denied.hook.label
+            call.reason = f"{denied.reason} ({denied.hook.label})"
+        elif call.verdict == "errored" and asked is not None:
+            call.verdict, call.decided_by = "denied_by_permission", asked.hook.label
+            call.reason = f"{asked.hook.label} asked for approval ({asked.reason or 'no reason given'}); none was given"
+        elif call.verdict == "allowed" and denied is not None:
+            call.reason = f"it ran although {denied.hook.label} denied it: {denied.reason}"
+        elif call.verdict == "allowed" and allowed is not None:
+            call.verdict, call.decided_by = "allowed_by_hook", allowed.hook.label
+            call.reason = f"{allowed.hook.label} allowed it" + (f": {allowed.reason}" if allowed.reason else "")
+
+
+# What the CLI says when a settings rule refused a call (it does not say which rule).
+_RULE_REFUSAL = re.compile(r"has been denied|denied by your permission settings")
+
+
+def _rules_for(call: ToolCall, settings: Sequence[SettingsFile]) -> list[str]:
+    """The `permissions.deny` rules of `settings` that match the call (`Bash(curl:*)` a command starting `curl`,
+    `Read(./secrets/**)` a path under secrets/), else every deny rule for its tool; each with its file."""
+    mine = [(rule, f.file) for f in settings for rule in f.rules.get("deny", []) if _tool(rule) == call.name]
+    matching = [(rule, file) for rule, file in mine if _matches(rule, call.input)]
+    return [f"{rule} ({file})" for rule, file in matching or mine]
+
+
+def _tool(rule: str) -> str:
+    """The tool a permission rule is about: `Bash(rm:*)` -> Bash, `Read` -> Read."""
+    return rule.split("(", 1)[0].strip()
+
+
+def _matches(rule: str, given: dict[str, Any]) -> bool:
+    """Whether a rule's specifier covers the call (roughly as the CLI reads it: a prefix for a command, a glob for a
+    path); a rule without one covers every call of its tool."""
+    if "(" not in rule or not rule.endswith(")"):
+        return True
+    specifier = rule[rule.index("(") + 1 : -1]
+    command = given.get("command")
+    if isinstance(command, str):
+        prefix = specifier[:-2] if specifier.endswith(":*") else None
+        return command.startswith(prefix) if prefix is not None else fnmatch.fnmatch(command, specifier)
+    path = next((v for k, v in given.items() if k in ("file_path", "notebook_path", "path") and isinstance(v, str)), "")
+    pattern = specifier.removeprefix("./").replace("**", "*")
+    return fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path, "*/" + pattern)
+
+
+@dataclass
+class HookListener:
+    """Where the recorder says a hook starts and has ended: `on_message` runs (and snapshots) before it answers, so the
+    hook waits for it.  Its address is in `<world>/hooks/listener` while it is open."""
+
+    world: Any
+    on_message: Callable[[dict[str, Any]], None]
+    _threads: list[threading.Thread] = field(default_factory=list)
+
+    def __enter__(self) -> HookListener:
+        self._socket = socket.create_server(("127.0.0.1", 0))
+        self._wake_reader, self._wake_writer = socket.socketpair()
+        self._address = Path(self.world.root) / HOOKS_DIR / "listener"
+        self._address.parent.mkdir(exist_ok=True)
+        host, port = self._socket.getsockname()[:2]
+        temporary = self._address.with_suffix(".tmp")
+        temporary.write_text(f"{host}:{port}")
+        os.replace(temporary, self._address)  # a recorder never reads half an address
+        accepting = threading.Thread(target=self._accept, name="controlplane-hooks", daemon=True)
+        accepting.start()
+        self._threads.append(accepting)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._address.unlink(missing_ok=True)
+        self._wake_writer.send(b"x")
+        self._threads[0].join()
+        self._socket.close()
+        self._wake_reader.close()
+        self._wake_writer.close()
+
+    def _accept(self) -> None:
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._socket, selectors.EVENT_READ)
+            selector.register(self._wake_reader, selectors.EVENT_READ)
+            while not any(key.fileobj is self._wake_reader for key, _ in selector.select()):
+                connection, _ = self._socket.accept()
+                serving = threading.Thread(target=self._serve, args=(connection,), daemon=True)
+                serving.start()
+
+    def _serve(self, connection: socket.socket) -> None:
+        """One hook run: a start line, later an end line; each answered once `on_message` is done with it."""
+        with connection, connection.makefile("rb") as lines:
+            for line in lines:
+                try:
+                    message = json.loads(line)
+                    self.on_message(message)
+                except Exception:  # noqa: BLE001 - never leave a hook waiting on us
+                    pass
+                try:
+                    connection.sendall(b"ok\n")
+                except OSError:
+                    return
