@@ -218,7 +218,8 @@ def test_settings_hooks_catches_a_broken_hook_and_never_shows_the_secrets(pytest
     pytester.runpytest("examples/settings_hooks", "-p", "no:cacheprovider").assert_outcomes(passed=6)
 
     # The jq hook forgets the Read tool: reading the deploy token gets through, and the test says so.
-    patch(example / "project" / ".claude" / "settings.json", '"matcher": "Read|Write|Edit|Bash"', '"matcher": "Bash"')
+    patch(example / "project" / ".claude" / "settings.json", '"matcher": "Read|Write|Edit|Bash"',
+          '"matcher": "Write|Edit|Bash"')
     result = pytester.runpytest("examples/settings_hooks", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=5, failed=1)
     result.stdout.fnmatch_lines(["*test_the_jq_hook_denies_the_read_tool_the_deploy_token*",

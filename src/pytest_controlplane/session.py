@@ -10,11 +10,11 @@ Crash tests live in crash.py and bypass attempts in bypass/; the session is what
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .agents.adapter import AgentAdapter
+from .agents.adapter import AgentAdapter, store_reader
 from .agents.hook_runs import HookListener, credit, log_size, read_runs
 from .agents.outcome import RunOutcome, calls_seen_by_model
 from .agents.process import detached, process_ids, reap, stderr_tail
@@ -377,30 +377,10 @@ class AgentSession:
         return self.runs[-1].session_id if self.runs else None
 
     def transcript_path(self, session: str | None = None) -> Path:
-        return _store_reader(self.agent, "transcript")(self.world, session or self._last_session())
+        return store_reader(self.agent, "transcript")(self.world, session or self._last_session())
 
     @property
     def history(self) -> list[dict[str, Any]]:
         """The last session as the agent stored it (Claude: the JSONL transcript, assistant lines merged by
         message id; LoopAgent: the saved messages)."""
-        return _store_reader(self.agent, "history")(self.world, self._last_session())
-
-
-# The optional readers of what a session stored (see AgentAdapter): what needs each, and its signature.
-_STORE_READERS = {
-    "transcript": ("transcript_path()", "transcript(world, session_id) -> Path (the file the session is stored in)"),
-    "history": ("history", "history(world, session_id) -> list[dict] (the messages the session stored)"),
-}
-
-
-def _store_reader(agent: AgentAdapter, name: str) -> Callable[[World, str], Any]:
-    """The adapter's `transcript` or `history` method, which AgentAdapter leaves optional: a ConfigError if it has
-    none (rather than an AttributeError from deep inside the session)."""
-    reader = getattr(agent, name, None)
-    if not callable(reader):
-        needed_by, signature = _STORE_READERS[name]
-        raise ConfigError(
-            f"agent_session.{needed_by} needs the agent's {name} method, and {type(agent).__name__} has none.",
-            hint=f"Give {type(agent).__name__} a method {signature}; AgentAdapter leaves it optional.",
-        )
-    return reader
+        return store_reader(self.agent, "history")(self.world, self._last_session())

@@ -32,3 +32,8 @@ def pytest_agent_audit_targets(config):
     """What the audit of these tests tries (`pytest --agent-audit examples/settings_hooks/tests`): what the guards
     were written for."""
     return ["write .env", "read .env", "read secrets/", "exec rm -rf", "exec curl"]
+
+
+def pytest_agent_audit_modes(config):
+    """The modes this repository runs in (its settings say acceptEdits; CI runs may bypass permissions)."""
+    return ["default", "acceptEdits", "bypassPermissions"]

@@ -4,9 +4,11 @@ a user's own adapter."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from ..errors import ConfigError
 from .outcome import RunOutcome
+from .world import World
 
 
 @runtime_checkable
@@ -25,3 +27,23 @@ class AgentAdapter(Protocol):
     `--agent-audit` tries by default)."""
 
     run: Callable[..., RunOutcome]
+
+
+# The optional readers of what a session stored (see AgentAdapter): what needs each, and its signature.
+_STORE_READERS = {
+    "transcript": ("transcript_path()", "transcript(world, session_id) -> Path (the file the session is stored in)"),
+    "history": ("history", "history(world, session_id) -> list[dict] (the messages the session stored)"),
+}
+
+
+def store_reader(agent: AgentAdapter, name: str) -> Callable[[World, str], Any]:
+    """The adapter's `transcript` or `history` method, which AgentAdapter leaves optional: a ConfigError if it has
+    none (rather than an AttributeError from deep inside the session)."""
+    reader = getattr(agent, name, None)
+    if not callable(reader):
+        needed_by, signature = _STORE_READERS[name]
+        raise ConfigError(
+            f"agent_session.{needed_by} needs the agent's {name} method, and {type(agent).__name__} has none.",
+            hint=f"Give {type(agent).__name__} a method {signature}; AgentAdapter leaves it optional.",
+        )
+    return reader

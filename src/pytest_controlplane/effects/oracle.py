@@ -14,7 +14,6 @@ and after each tool call.  A change between two checkpoints is attributed to the
 from __future__ import annotations
 
 import contextlib
-import difflib
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -24,7 +23,8 @@ from typing import Any
 from ..errors import ConfigError, ControlPlaneFailure, ours
 from .attribution import Checkpoint, HookWindow, attribute, by_hooks, hook_windows, tool_uses_by_request
 from .diff import Change, compare
-from .routes import Aliases, aliases, normalise, spellings
+from .explain import route_to
+from .routes import aliases, normalise
 from .snapshot import Contents, Snapshot, absolute, snapshot, under
 
 __tracebackhide__ = ours  # our errors show without our frames
@@ -41,7 +41,6 @@ _CONTROL_FILES = (
     "hooks",
     "output-styles",
 )
-_SHOWN_DIFF_LINES = 30
 
 
 class EffectViolation(ControlPlaneFailure):
@@ -280,7 +279,7 @@ class Effects:
         for run in self._runs:
             reach = aliases(target, run.baseline, self.show)
             for change in (c for c in self.changes if c.run == run.number):
-                route = self._route(change, reach, run)
+                route = route_to(self, change, reach, run.baseline)
                 if route is not None:
                     found.append((change, route))
         return found
@@ -348,31 +347,9 @@ class Effects:
 
     def explain(self, path: str | os.PathLike[str]) -> str:
         """The report for `path`: each change, the route that reached it, the tool call and the content diff."""
-        found = self.violations(path)
-        target = self._covered(path)
-        shown = self.show(target)
-        if not found:
-            return f"{shown} was not written (under any name reaching it) in {len(self._runs)} run(s)."
-        # One write (or chmod) to an inode shared by hardlinks shows under each name: report it once.
-        writes: dict[tuple[Any, ...], list[tuple[Change, str]]] = {}
-        for change, route in found:
-            before, after = change.before, change.after
-            if change.kind in ("modified", "mode_changed") and before and after and before.inode == after.inode:
-                key: tuple[Any, ...] = (change.run, change.during, after.inode, after.digest)
-            else:
-                key = (id(change),)
-            group = writes.setdefault(key, [])
-            # The file's own name leads its group; its hardlinks follow.
-            group.insert(0 if change.path == target else len(group), (change, route))
-        lines = [f"{shown} was written — {len(writes)} change(s) reached it:"]
-        for group in writes.values():
-            change, route = group[0]
-            lines.append(self.describe(change))
-            lines.append(f"    route: {route}")
-            for other, _ in group[1:]:
-                lines.append(f"    the same write shows as {other.shown_as} (a hardlink: the same inode)")
-            lines.extend("    " + line for line in self._content_diff(change))
-        return self._redact("\n".join(lines))
+        from .explain import explain
+
+        return explain(self, path)
 
     def __repr__(self) -> str:
         return f"<Effects: {len(self._runs)} run(s), written {self.written}>"
@@ -400,60 +377,10 @@ class Effects:
             )
         return target
 
-    def _route(self, change: Change, reach: Aliases, run: _Run) -> str | None:
-        if change.path in reach.names:
-            how = reach.names[change.path]
-            if (
-                change.path != reach.path
-                and change.kind == "modified"
-                and change.before
-                and change.after
-                and change.before.inode != change.after.inode
-            ):
-                how += f"; the write gave it a new inode, so {self.show(reach.path)}'s own bytes are unchanged"
-        elif change.path in reach.parents and change.kind in ("replaced", "deleted"):
-            how = f"its parent directory {self.show(change.path)} was {change.detail}"
-        else:
-            return None
-        named = [
-            s
-            for call in change.calls
-            for s in spellings(
-                getattr(call, "input", {}),
-                reach,
-                run.baseline,
-                change.path,
-                workspace=self.workspace,
-                home=self.home,
-                show=self.show,
-            )
-        ]
-        return how + (f"; the call named it {', '.join(dict.fromkeys(named))}" if named else "")
-
     def describe(self, change: Change) -> str:
         """One change in a line: run, the tool call it happened during, path, kind and detail."""
         during = f" during {change.during}" if change.during and change.during != "the run" else ""
         return f"  run {change.run}{during}: {change.shown_as} {change.kind} ({change.detail})"
-
-    def _content_diff(self, change: Change) -> list[str]:
-        before = self.contents.read(change.before.digest) if change.before and change.before.kind == "file" else b""
-        after = self.contents.read(change.after.digest) if change.after and change.after.kind == "file" else b""
-        if before is None or after is None:
-            return ["(content larger than 64 KiB: not kept, no diff)"]
-        if before == after:
-            return []
-        try:
-            old, new = before.decode(), after.decode()
-        except UnicodeDecodeError:
-            return [f"(binary content, {len(before)} → {len(after)} bytes)"]
-        lines = list(
-            difflib.unified_diff(
-                old.splitlines(), new.splitlines(), f"{change.shown_as} before", f"{change.shown_as} after", lineterm=""
-            )
-        )
-        if len(lines) > _SHOWN_DIFF_LINES:
-            lines = lines[:_SHOWN_DIFF_LINES] + [f"... {len(lines) - _SHOWN_DIFF_LINES} more diff lines"]
-        return lines
 
     def _redact(self, text: str) -> str:
         from ..canary.masking import redact
