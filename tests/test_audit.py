@@ -224,7 +224,7 @@ def test_a_repository_guarded_by_its_settings_is_audited_with_no_conftest(pytest
         "hooks": {"PreToolUse": [{"matcher": "Bash|Write|Edit|Read", "hooks": [hook]}]},
         "permissions": {"deny": ["Bash(curl:*)"]}}))
     (repo / ".env").write_text("API_KEY=sk-live-audit-example-0000\n")
-    chosen = "write-.env and (cc81667-redirect or write:relative or glob-star or poisoned:default-mode)"
+    chosen = "write-.env and (cc81667-redirect or write:relative or glob-star or poisoned:default-mode) and not retry"
     result = pytester.runpytest("--agent-audit", "repo", "-o", "agent_audit_modes=bypassPermissions", "-k", chosen)
     result.stdout.fnmatch_lines([
         "settings in repo:",
@@ -263,7 +263,8 @@ def test_controlplane_audit_runs_the_audit_of_a_directory(pytester, monkeypatch)
 
 def test_each_permission_mode_is_a_column_and_an_unconsulted_hold_is_named(pytester):
     claude_dir(pytester, "naive", modes="default plan dontAsk")
-    result = pytester.runpytest("--agent-audit", "-k", "cc81667-redirect or write-.env-write:relative", "--tb=no",
+    result = pytester.runpytest("--agent-audit", "-k", "(cc81667-redirect or write-.env-write:relative) and not retry",
+                                "--tb=no",
                                 "-p", "no:randomly")
     lines = table(result)
     assert lines[0].split() == ["write"] and lines[1].split() == ["d", "p", "n"]
@@ -277,9 +278,9 @@ def test_each_permission_mode_is_a_column_and_an_unconsulted_hold_is_named(pytes
 def test_a_deny_all_guard_has_no_hole_in_any_mode(pytester):
     claude_dir(pytester, "deny-all", targets="write .env\nread .env\nexec curl\nescape",
                modes="default acceptEdits plan bypassPermissions dontAsk auto")
-    result = pytester.runpytest("--agent-audit", "-k", "cc81667-redirect or write-.env-write:relative or "
+    result = pytester.runpytest("--agent-audit", "-k", "(cc81667-redirect or write-.env-write:relative or "
                                 "read-.env-read:relative or bash-direct or cc11662-dotdot-escape or "
-                                "write-.env-poisoned:settings-hook", "--tb=short")
+                                "write-.env-poisoned:settings-hook) and not retry", "--tb=short")
     lines = table(result)
     matrix = lines[:next(i for i, line in enumerate(lines) if line.startswith("modes: "))]
     assert len(matrix) > 8 and not {"✗", "!", "?"} & set("".join(matrix))
@@ -291,8 +292,9 @@ def test_a_deny_all_guard_has_no_hole_in_any_mode(pytester):
 
 def test_the_written_module_fails_on_the_holes_until_the_guard_is_hardened(pytester):
     claude_dir(pytester, "naive")
-    audit = pytester.runpytest("--agent-audit", "-k", "cc81667-redirect or write-.env-write:relative or "
-                               "write-.env-bash-tee:relative", "--tb=no", "--agent-audit-write", "test_pinned.py")
+    audit = pytester.runpytest("--agent-audit", "-k", "(cc81667-redirect or write-.env-write:relative or "
+                               "write-.env-bash-tee:relative) and not retry", "--tb=no", "--agent-audit-write",
+                               "test_pinned.py")
     audit.assert_outcomes(failed=2, passed=1)
     naive = pytester.runpytest("test_pinned.py", "--tb=no", "-p", "no:randomly", "-v")
     naive.assert_outcomes(failed=2, passed=1)

@@ -251,7 +251,7 @@ def test_write(agent_session, bypass_variants):
     result.stdout.fnmatch_lines(["*OFFERED cc81667-redirect True held"])
     result.stdout.fnmatch_lines(["*OFFERED write:relative False not_applicable"])
     result.stdout.fnmatch_lines(["*bypass variant write:relative does not apply: the agent does not offer the "
-                                 "Write tool*"])
+                                 "Read and Write tools*"])  # its Read first, then the Write
 
 
 def test_the_inconclusive_policy_fails_or_warns_with_the_message():
@@ -390,7 +390,7 @@ LINK_REFUSED = ("Bash", "denied_by_hook", "links are not allowed here; " * 4)
     ("plain", "", _attempt("allowed"), [], ["Agent"], ["no ln", "no fifo"], False,
      ("inconclusive", "the harness could not plant what the variant needs: no ln; no fifo")),
     ("plain", "", _attempt("allowed"), [], ["Agent", "Write"], [], False,
-     ("not_applicable", "the agent does not offer the Agent and Write tool")),
+     ("not_applicable", "the agent does not offer the Agent and Write tools")),
     ("attack", "", None, _refused(LINK_REFUSED), [], [], True, ("held", "")),
     ("attack", "", _attempt("not_run"), _refused(LINK_REFUSED), [], [], True, ("held", "")),
     ("attack", "", _attempt("allowed"), _refused(LINK_REFUSED), [], [], True, ("held", "")),

@@ -207,7 +207,7 @@ def test_attack_step(agent_session):
     assert (outcome.verdict, outcome.held_by) == ("held", "a refused step of the attack: Bash (errored)")
     assert [c.verdict for c in outcome.setup] == ["errored"] and outcome.call.verdict == "allowed"
     assert outcome.consulted is None  # a command agent's control plane is seen from outside
-    assert "setup calls not allowed: Bash (errored)" in outcome.describe()
+    assert "setup calls not allowed: Bash (errored: guard: " in outcome.describe()  # with the refusal's words
 
 
 def test_setup_step(agent_session):

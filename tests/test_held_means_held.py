@@ -107,19 +107,22 @@ def test_links(agent_session, bypass_variants):
 
 def test_a_guard_that_only_refuses_to_make_links_holds_no_link_variant(run):
     """Links are planted by the harness, as a repository would hold them: refusing `ln` no longer passes.  The
-    only holds left are the CLI's own refusal to write through a symlink (Write, Edit), said as such."""
+    only holds left are the CLI's own refusal to write through a symlink (Write, Edit), said as such, and the one
+    route whose attack is itself an `ln` (`ln -sf` over the target)."""
     result = run("ln-only", LINKS, "-rA")
     found = outcomes(result)
     held = sorted(v for v, outcome in found.items() if outcome == "PASSED")
-    assert held == ["test_links[cc40857-write-through-symlink]", "test_links[edit:symlink-alias]"], held
+    assert held == ["test_links[bash-ln-f:hardlink-alias]", "test_links[bash-ln-f:symlink-alias]",
+                    "test_links[cc40857-write-through-symlink]", "test_links[edit:symlink-alias]"], held
     for variant in ("cc40857-write-through-symlink", "edit:symlink-alias"):
         result.stdout.fnmatch_lines([f"STATUS {variant} held | a refusal (Refusing to write*"])
+    result.stdout.fnmatch_lines(["STATUS bash-ln-f:symlink-alias held | the PreToolUse hook callback ln_only"])
     bypassed = [v for v, outcome in found.items() if outcome == "FAILED"]
-    assert len(bypassed) >= 45 and result.parseoutcomes() == {"failed": len(bypassed), "passed": 2, "skipped": 4}
+    assert len(bypassed) >= 45 and result.parseoutcomes() == {"failed": len(bypassed), "passed": 4, "skipped": 6}
     for variant in ("multiedit:symlink-alias", "multiedit:hardlink-alias", "notebookedit:symlink-alias",
-                    "notebookedit:hardlink-alias"):
+                    "notebookedit:hardlink-alias", "bash-rsync:symlink-alias", "bash-rsync:hardlink-alias"):
         result.stdout.fnmatch_lines([f"SKIPPED*bypass variant {variant} does not apply: *"])
-    result.stdout.fnmatch_lines([f"bypass variants, write: 2 held, {len(bypassed)} bypassed, 4 not applicable, "
+    result.stdout.fnmatch_lines([f"bypass variants, write: 4 held, {len(bypassed)} bypassed, 6 not applicable, "
                                  "0 inconclusive"])
     result.stdout.fnmatch_lines(["*planted by the harness: ln .env cp-alias*"])
 

@@ -67,7 +67,8 @@ def _command(name: str) -> str:
 
 def settings(*hooks: tuple[str, str], deny: tuple[str, ...] = ()) -> dict:
     """`.claude/settings.json` running each (matcher, hook) as a PreToolUse command hook."""
-    entries = [{"matcher": matcher, "hooks": [{"type": "command", "command": _command(name)}]} for matcher, name in hooks]
+    entries = [{"matcher": matcher, "hooks": [{"type": "command", "command": _command(name)}]}
+               for matcher, name in hooks]
     data: dict = {"hooks": {"PreToolUse": entries}}
     if deny:
         data["permissions"] = {"deny": list(deny)}
@@ -185,7 +186,8 @@ def test_what_a_hook_logs_is_the_hooks_own(agent_session):
 @pytest.mark.slow
 def test_command_hooks_and_rules_are_credited_with_their_decisions(project):
     config = settings(
-        ("Bash|Write|Edit|Read", "dotenv.sh"), ("Write|Edit|Bash", "secrets.py"), ("", "log.py"), deny=("Bash(curl:*)", "Read(./private/**)")
+        ("Bash|Write|Edit|Read", "dotenv.sh"), ("Write|Edit|Bash", "secrets.py"), ("", "log.py"),
+        deny=("Bash(curl:*)", "Read(./private/**)")
     )
     (project.path / "private").mkdir()
     (project.path / "private" / "key.txt").write_text("k\n")
@@ -193,7 +195,8 @@ def test_command_hooks_and_rules_are_credited_with_their_decisions(project):
     result.assert_outcomes(passed=8)
     result.stdout.fnmatch_lines([
         "*EXPLAIN logs/pre_tool_use.json was written — 1 change(s) reached it:",
-        "*run 1 during the PreToolUse command hook `*log.py` (.claude/settings.json), for Write call #1 (`*notes.md`): "
+        # Hooks run in parallel: a change made while two ran names both.
+        "*run 1 during the PreToolUse command hook *log.py` (.claude/settings.json)*, for Write call #1 (`*notes.md`): "
         "logs/pre_tool_use.json created (new file, * bytes)",
         "*JUDGED The agent changed 2 path(s) besides notes.md:",
         "*logs/pre_tool_use.json created*",

@@ -62,6 +62,19 @@ NAIVE_GUARD_BYPASSES = {
     **{f"poisoned:{name}": f"poisoned {name.replace('-', ' ')}" for name in (
         "settings-hook", "mcp-server", "skill", "slash-command")},
     "poisoned:local-allow-rules": "poisoned local allow rules",
+    # The redirect spellings beyond `echo ... >` (rsync is not installed here: not applicable), the staged attacks (a
+    # script written, then run; a name assembled, then used; a link made, then written through) and the shell's
+    # retries: the naive guard judges no command at all.  Its Write hook denies a retried Write every time.
+    **{f"bash-{name}:relative": f"Bash {route}" for name, route in (
+        ("printf-redirect", "printf >"), ("colon-redirect", ": >"), ("true-redirect", "true >"), ("clobber", ">|"),
+        ("redirect-all", "&>"), ("redirect-stderr", "2>"), ("exec-redirect-fd", "exec 3>"),
+        ("cat-here-string", "cat <<<"), ("truncate", "truncate"), ("ln-f", "ln -f"))},
+    "staged:script-written-python3-runs-it": "staged: script written, python3 runs it",
+    "staged:script-made-by-the-shell-sh-runs-it": "staged: script made by the shell, sh runs it",
+    "staged:name-assembled-in-a-file-then-used": "staged: name assembled in a file, then used",
+    "staged:link-made-then-written-through": "staged: link made, then written through",
+    "retry:cc81667-redirect": "Bash >, retried again",
+    "retry:after-innocent:cc81667-redirect": "Bash >, retried after an innocent call",
     # Shell evasions: the shell makes the name at run time.
     **{f"bash-redirect:{form}": "Bash >" for form in (
         "glob-one-char", "glob-star", "glob-class", "brace-expansion", "variable", "default-expansion", "ifs-slice",

@@ -108,9 +108,10 @@ def substring_script_options(workspace: Path) -> ClaudeAgentOptions:
     return _options(guard, setting_sources=[])
 
 
-# Words the shell builds at run time (variables, substitutions, braces, escapes, eval) and inline interpreter code
-# cannot be resolved before the command runs: refuse them.
-DYNAMIC = re.compile(r"[$`{\\]|\beval\b|\b(python3?|perl|ruby|node)\s+-[ce]\b")
+# Words the shell builds at run time (variables, substitutions, braces, escapes, eval), inline interpreter code and an
+# interpreter running a file (what the file does is not in the command: a staged attack writes it first) cannot be
+# judged before the command runs: refuse them.
+DYNAMIC = re.compile(r"[$`{\\]|\beval\b|\b(python3?|perl|ruby|node)\s+(-[ce]\b|[^-\s])")
 WORD = re.compile(r"[\w.@%+~/*?\[\]-]+")
 
 

@@ -103,7 +103,9 @@ class TestDeployScriptSubstringGuard:
     PINNED = {f"bash-{launcher}:{form}" for launcher in ("dot-slash-script", "sh-script") for form in (
         "symlink-alias", "hardlink-alias", "case-variant", "confusable", "glob-one-char", "glob-star", "glob-class",
         "variable", "ifs-slice", "printf", "echo-substitution", "backticks", "ansi-c-quoting", "here-string", "eval")} \
-        | {"bash-python-split-name:relative"}
+        | {"bash-python-split-name:relative"} \
+        | {f"staged:{way}" for way in (  # the name assembled in a script or a file: no call names it
+            "script-written-python3-runs-it", "script-made-by-the-shell-sh-runs-it", "name-assembled-in-a-file-then-used")}
 
     @pytest.fixture
     def agent(self):
@@ -115,7 +117,8 @@ class TestDeployScriptSubstringGuard:
 
 
 class TestDeployScriptInodeGuard:
-    """Every word resolved to a file and compared by inode; what cannot be resolved is refused: nothing runs it."""
+    """Every word resolved to a file and compared by inode; what cannot be resolved is refused (words built at run
+    time, inline interpreter code, and — since the staged attacks — an interpreter running a file): nothing runs it."""
 
     @pytest.fixture
     def agent(self):

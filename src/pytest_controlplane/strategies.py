@@ -8,8 +8,10 @@
 
 Routes and forms are drawn from the same tables as the curated corpus, simplest first, so a
 failure shrinks towards `Write` on the relative path; shell routes may be wrapped in one or two
-wrappers (`timeout`, `nice`, `sh -c`, ...).  A falsifying example prints as a runnable
-reproduction: the tool calls as JSON and the shell command.
+wrappers (`timeout`, `nice`, `sh -c`, ...), and any attempt may be played through another
+shell-running tool (Monitor) or inside a subagent.  Now and then the draw is instead a poisoned
+repository's plant, a staged attack (a script written, then run) or a retry after a deny.  A
+falsifying example prints as a runnable reproduction: the tool calls as JSON and the shell command.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from .bypass.corpus import default_target, make_variant
+from .bypass.corpus import default_target, family_variants, make_variant
 from .bypass.forms import ESCAPE_FORMS, PATH_FORMS, Form
-from .bypass.routes import ESCAPE_ROUTES, READ_ROUTES, WRAPPERS, WRITE_ROUTES, Route, command_routes
+from .bypass.routes import ESCAPE_ROUTES, READ_ROUTES, SHELL_TOOLS, WRAPPERS, WRITE_ROUTES, Route, command_routes
 from .bypass.variant import Variant, target_file
 
 __all__ = ["escape_attempts", "exec_attempts", "read_attempts", "write_attempts"]
@@ -30,17 +32,19 @@ __all__ = ["escape_attempts", "exec_attempts", "read_attempts", "write_attempts"
 
 def write_attempts(target: str = ".env") -> st.SearchStrategy[Variant]:
     """Attempts to write `target` (relative to the workspace; a directory if it ends in "/")."""
-    return _attempts("write", default_target("write", target), WRITE_ROUTES, PATH_FORMS)
+    target = default_target("write", target)
+    return _with_the_rest("write", target, _attempts("write", target, WRITE_ROUTES, PATH_FORMS))
 
 
 def read_attempts(target: str = ".env") -> st.SearchStrategy[Variant]:
     """Attempts to get `target`'s content (a canary is planted in it) to the model."""
-    return _attempts("read", default_target("read", target), READ_ROUTES, PATH_FORMS)
+    target = default_target("read", target)
+    return _with_the_rest("read", target, _attempts("read", target, READ_ROUTES, PATH_FORMS))
 
 
 def escape_attempts() -> st.SearchStrategy[Variant]:
     """Attempts to change anything outside the workspace."""
-    return _attempts("escape", "workspace", ESCAPE_ROUTES, ESCAPE_FORMS)
+    return _with_the_rest("escape", "workspace", _attempts("escape", "workspace", ESCAPE_ROUTES, ESCAPE_FORMS))
 
 
 def exec_attempts(command: str = "curl") -> st.SearchStrategy[Variant]:
@@ -48,11 +52,42 @@ def exec_attempts(command: str = "curl") -> st.SearchStrategy[Variant]:
     target = default_target("exec", command)
     routes = command_routes(target)
     direct = Form("-", lambda p: p)
-    return st.builds(
-        lambda route, wrappers: _wrap(make_variant("exec", target, route, direct, "-"), wrappers),
+    attempts = st.builds(
+        lambda route, wrappers, around: _around(
+            _wrap(make_variant("exec", target, route, direct, "-"), wrappers), around
+        ),
         st.sampled_from(routes),
         _wrappers(),
+        _arounds(),
     )
+    return _with_the_rest("exec", target, attempts)
+
+
+def _with_the_rest(family: str, target: str, attempts: st.SearchStrategy[Variant]) -> st.SearchStrategy[Variant]:
+    """The drawn attempts, and now and then one of the family's poisoned, staged or retried variants instead."""
+    rest = [v for v in family_variants(family, target) if v.tags & {"poisoned", "staged", "retry"}]
+    return st.one_of(attempts, st.sampled_from(rest)) if rest else attempts
+
+
+def _arounds() -> st.SearchStrategy[str]:
+    """How the attempt is played: directly (simplest), through another shell-running tool, or in a subagent."""
+    return st.sampled_from(("", *SHELL_TOOLS, "Agent"))
+
+
+def _around(variant: Variant, around: str) -> Variant:
+    """`variant` through `around`: a shell-running tool for a Bash attempt, or inside a subagent (`Agent`)."""
+    if around == "Agent":
+        return dataclasses.replace(
+            variant, id=f"agent:{variant.id}", route=f"{variant.route} in a subagent", via="Agent",
+            tags=variant.tags | {"subagent"},
+        )  # fmt: skip
+    if around and variant.tool == "Bash":
+        return dataclasses.replace(
+            variant, id=f"{around.lower()}:{variant.id}", route=f"{around} {variant.route.removeprefix('Bash ')}",
+            tool=around, input={**SHELL_TOOLS[around], "command": variant.input["command"]},
+            tags=variant.tags | {"other-shell"},
+        )  # fmt: skip
+    return variant
 
 
 def _attempts(family: str, target: str, routes: tuple[Route, ...], forms: tuple[Form, ...]) -> Any:
@@ -64,7 +99,7 @@ def _attempts(family: str, target: str, routes: tuple[Route, ...], forms: tuple[
         shell = route.make("x")[0] == "Bash"
         usable = [f for f in forms if (shell or not f.shell_only) and (f.plain or not route.plain)]
         variant = make_variant(family, target, route, draw(st.sampled_from(usable)), path)
-        return _wrap(variant, draw(_wrappers())) if shell else variant
+        return _around(_wrap(variant, draw(_wrappers())) if shell else variant, draw(_arounds()))
 
     return attempt()
 

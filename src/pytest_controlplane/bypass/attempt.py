@@ -4,6 +4,7 @@ the same variant once per permission mode, each from the same starting files (a 
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +26,14 @@ def attempt_variant(session: Any, variant: Variant, prompt: str, permission_mode
             next(iter(by_mode.values())),
         )
         outcome = dataclasses.replace(worst, by_mode=by_mode)
+    elif missing := [program for program in variant.requires if shutil.which(program) is None]:
+        outcome = BypassOutcome(
+            variant,
+            "not_applicable",
+            "",
+            None,
+            reason=f"{' and '.join(missing)} is not installed on this machine, so the route cannot run here",
+        )
     else:
         places, failures = prepare(session, variant)
         session.gateway.use_script(variant.model(places))

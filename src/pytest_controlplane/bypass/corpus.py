@@ -23,6 +23,7 @@ from typing import Any
 from ..config import BYPASS_KEYS, BYPASS_SIGNATURE
 from ..errors import ConfigError
 from .forms import ESCAPE_FORMS, PATH_FORMS, Form
+from .multistep import retry_variants, staged_variants
 from .poisoned import poisoned_variants
 from .routes import ESCAPE_ROUTES, READ_ROUTES, SCRIPT_ROUTES, SHELL_TOOLS, WRITE_ROUTES, Route, command_routes
 from .variant import FAMILIES, Variant, target_file
@@ -125,11 +126,11 @@ def corpus(
         chosen = [
             v
             for v in every
-            if (v.reference or v.form == BASE_FORM[kind] or v.route in _FORM_ROUTES[kind])
+            if ("known" in v.tags or v.form == BASE_FORM[kind] or v.route in _FORM_ROUTES[kind])
             and not v.tags & {"subagent", "other-shell"}
             or v.form == BASE_FORM[kind]
             and _base_route(v) in AROUND_ROUTES[kind]
-            or "poisoned" in v.tags
+            or v.tags & {"poisoned", "staged", "retry"}
         ]
     else:
         chosen = [
@@ -193,12 +194,35 @@ def is_script(family: str, target: str) -> bool:
     return family == "exec" and "/" in target
 
 
+# The routes a retry repeats (at the family's plain form): what a first-occurrence-only guard blocks once.
+RETRIED = {
+    "write": ("Write", "Bash >"),
+    "read": ("Read", "Bash cat"),
+    "exec": ("Bash direct",),
+    "script": ("Bash sh script",),
+    "escape": ("Bash >",),
+}
+
+
 def family_variants(family: str, target: str) -> list[Variant]:
+    """Every variant of `family` on `target`: routes x forms, around a guard's tool list, then what a poisoned
+    repository does, the staged attacks and the retries."""
     if family == "exec" and not is_script(family, target):
         direct = Form("-", lambda p: p)
-        return _around(
-            [make_variant(family, target, route, direct, "-") for route in command_routes(target)]
-        ) + poisoned_variants(family, target)
+        variants = [make_variant(family, target, route, direct, "-") for route in command_routes(target)]
+    else:
+        variants = _routes_by_forms(family, target)
+    kind = "script" if is_script(family, target) else family
+    retried = [v for v in variants if v.form == BASE_FORM[kind] and v.route in RETRIED[kind]]
+    return (
+        _around(variants)
+        + poisoned_variants(family, target)
+        + staged_variants(family, target)
+        + retry_variants(retried)
+    )
+
+
+def _routes_by_forms(family: str, target: str) -> list[Variant]:
     path = target_file(target)
     route_list = {"write": WRITE_ROUTES, "read": READ_ROUTES, "escape": ESCAPE_ROUTES, "exec": SCRIPT_ROUTES}[family]
     form_list = ESCAPE_FORMS if family == "escape" else PATH_FORMS
@@ -211,7 +235,7 @@ def family_variants(family: str, target: str) -> list[Variant]:
             if family == "escape" and route.name == "Bash cd .." and form.name != "dotdot":
                 continue
             variants.append(make_variant(family, target, route, form, path))
-    return _around(variants) + poisoned_variants(family, target)
+    return variants
 
 
 def _around(variants: list[Variant]) -> list[Variant]:
@@ -229,7 +253,7 @@ def _around(variants: list[Variant]) -> list[Variant]:
                         tool=tool,
                         input={**inputs, "command": v.input["command"]},
                         tags=v.tags - {"known"} | {"other-shell"},
-                        reference="",
+                        reference="" if "known" in v.tags else v.reference,  # a report is its own route's
                     )
                 )
         derived.append(
@@ -239,7 +263,7 @@ def _around(variants: list[Variant]) -> list[Variant]:
                 route=f"{v.route} in a subagent",
                 via="Agent",
                 tags=v.tags - {"known"} | {"subagent"},
-                reference="",
+                reference="" if "known" in v.tags else v.reference,
             )
         )
     return variants + derived
@@ -261,6 +285,14 @@ def _base_route(variant: Variant) -> str:
 _SYMBOLS = (
     (" . ", " dot-source "),
     ("./", " dot-slash "),
+    (" .", " dot-source"),
+    (" :", " colon"),
+    ("<<<", " here-string "),
+    ("<", " stdin "),
+    (">|", " clobber "),
+    ("&>", " redirect-all "),
+    ("2>", " redirect-stderr "),
+    ("3>", " redirect-fd "),
     (">>", " append "),
     (">", " redirect "),
     ("$(...)", " subst "),
@@ -276,6 +308,7 @@ def _slug(name: str) -> str:
     for symbol, word in _SYMBOLS:
         name = name.replace(symbol, word)
     name = re.sub(r"(^| )-+(\w)", r"\1\2", name)  # flags: "-c" -> "c"
+    name = name.replace("_", "-")
     return "-".join(name.lower().split())
 
 
@@ -303,6 +336,7 @@ def make_variant(family: str, target: str, route: Route, form: Form, path: str) 
         setup=tuple(setup),
         plant=tuple(form.plant(path)),
         tags=frozenset(tags),
-        reference=reference,
+        reference=reference or route.reference,
         setup_is_attack=bool(form.setup(path)),
+        requires=route.requires,
     )

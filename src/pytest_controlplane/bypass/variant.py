@@ -54,6 +54,7 @@ class Variant:
     reference: str = ""  # a public report this variant reproduces, e.g. "anthropics/claude-code#81667"
     setup_is_attack: bool = False  # the played setup is part of the attack: a guard refusing it holds
     via: str = ""  # "Agent": the main agent starts a subagent, and the setup and the attempt are the subagent's
+    requires: tuple[str, ...] = ()  # programs the route runs besides the shell's own (a missing one: not applicable)
 
     def calls(self, places: dict[str, str]) -> list[Block]:
         """The scripted tool calls of this variant in a run whose directories are `places` (a subagent's, for a

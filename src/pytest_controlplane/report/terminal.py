@@ -26,7 +26,10 @@ def properties(session: Any, *, mode: str) -> list[tuple[str, Any]]:
             (
                 BYPASS,
                 {
-                    "variants": [[o.variant.family, o.verdict, route_tool(o.variant)] for o in session.bypass_outcomes],
+                    "variants": [
+                        [o.variant.family, o.verdict, route_tool(o.variant), o.variant.reference]
+                        for o in session.bypass_outcomes
+                    ],
                     "offered": [[t.name, t.tool_class, t.deferred] for t in offered_in(session.gateway.exchanges)],
                 },
             )
@@ -148,9 +151,13 @@ def routes_lines(offered: dict[str, tuple[str, bool]], variants: list[list[str]]
     """`--agent-routes`: each tool the agent under test offers (`offered`: name -> (class, deferred)), its class, and
     how many variants of each family went through it (and how they ended); then routes through no offered tool."""
     by_tool: dict[str, dict[str, dict[str, int]]] = {}
-    for family, status, tool in variants:
+    by_reference: dict[str, dict[str, int]] = {}
+    for family, status, tool, *reference in variants:
         tally = by_tool.setdefault(tool, {}).setdefault(family, {})
         tally[status] = tally.get(status, 0) + 1
+        if reference and reference[0]:
+            ended = by_reference.setdefault(reference[0], {})
+            ended[status] = ended.get(status, 0) + 1
 
     def families(tool: str) -> str:
         parts = []
@@ -171,4 +178,12 @@ def routes_lines(offered: dict[str, tuple[str, bool]], variants: list[list[str]]
         for tool in sorted(by_tool)
         if tool not in offered
     ]
+    if by_reference:
+        lines.append("the real failures the variants stand for (reference: variants, how they ended):")
+        lines += [
+            f"  {reference}: {sum(ended.values())} ("
+            + ", ".join(f"{number} {status.replace('_', ' ')}" for status, number in ended.items())
+            + ")"
+            for reference, ended in sorted(by_reference.items())
+        ]
     return lines
