@@ -3,7 +3,7 @@ through the real Claude Code CLI.  Every guard holds the other new classes; the 
 through, pinned here by id.  The selection is the new classes at their plain form (`depth="full"` has every form)."""
 
 import pytest
-import guards
+import route_guards as guards
 
 from pytest_controlplane import ClaudeAgent
 
