@@ -12,7 +12,17 @@ what held, and the regression module that pins it.
 from __future__ import annotations
 
 from .matrix import Matrix
-from .plan import DEFAULT_MODES, DEFAULT_TARGETS, AuditCase, attempt_case, cases, parse_modes, parse_targets
+from .plan import (
+    DEFAULT_MODES,
+    DEFAULT_TARGETS,
+    AuditCase,
+    attempt_case,
+    cases,
+    in_shard,
+    parse_modes,
+    parse_shard,
+    parse_targets,
+)
 from .records import CELLS, Record, dump, load, merge
 
 __all__ = [
@@ -25,8 +35,10 @@ __all__ = [
     "attempt_case",
     "cases",
     "dump",
+    "in_shard",
     "load",
     "merge",
     "parse_modes",
+    "parse_shard",
     "parse_targets",
 ]

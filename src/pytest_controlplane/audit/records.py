@@ -46,6 +46,7 @@ class Record:
     reference: str = ""
     reproduction: str = ""
     report: str = ""  # the variant's HTML report (reproduction, effects, canary finds, hook calls)
+    warm: bool = False  # played in a long-lived CLI (agents/warm.py), not in a process of its own
 
     @property
     def key(self) -> tuple[str, str]:
@@ -84,6 +85,7 @@ def of_item(case: AuditCase, nodeid: str, outcomes: list[Any], status: str, why:
             reference=o.variant.reference,
             reproduction=o.variant.reproduction(),
             report=report if cell_of(o) in ("bypassed", "errored") else "",
+            warm=o.warm,
         )
         for o in outcomes
     ]
