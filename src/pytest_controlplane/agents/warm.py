@@ -272,7 +272,7 @@ class WarmPool:
             await client.query("/clear")
             async for _ in client.receive_response():
                 pass
-        await client.set_permission_mode(mode)
+        await client.set_permission_mode(mode)  # every time: a variant may have moved it (EnterPlanMode)
         await client.query(prompt)
         async for message in client.receive_response():
             collect(message, outcome, calls)
