@@ -117,6 +117,20 @@ OPTIONS = (
         flag={"default": None, "metavar": "PATH"},
     ),
     Option(
+        "agent_sarif",
+        "write the run's holes (audit items and bypass_variants tests that got through) to PATH as SARIF 2.1.0, "
+        "for code scanning; ini: agent_sarif.",
+        "where --agent-sarif writes (SARIF 2.1.0 of the run's holes)",
+        {"default": None, "metavar": "PATH"},
+    ),
+    Option(
+        "agent_summary_md",
+        "write the run's holes as a Markdown summary (the matrix, totals, reproductions) to PATH; it is appended to "
+        "$GITHUB_STEP_SUMMARY when that is set; ini: agent_summary_md.",
+        "where --agent-summary-md writes",
+        {"default": None, "metavar": "PATH"},
+    ),
+    Option(
         "agent_audit_shard",
         "run only shard K of N (1-based, `--agent-audit-shard 2/4`): each item in exactly one shard, by a hash of "
         "its node id, the same in every run; for the audit, its written module or any suite split across CI jobs "

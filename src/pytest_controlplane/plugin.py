@@ -16,7 +16,8 @@ from .errors import ConfigError, ControlPlaneError
 if TYPE_CHECKING:
     from .gateway import ModelGateway, ScriptedModel
 
-pytest_plugins = ["pytest_controlplane.plugin_audit"]  # the audit's wiring (--agent-audit)
+# The audit's wiring (--agent-audit), and the run's holes where CI looks (SARIF, the job summary, annotations).
+pytest_plugins = ["pytest_controlplane.plugin_audit", "pytest_controlplane.plugin_ci"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

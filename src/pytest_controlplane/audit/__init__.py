@@ -7,6 +7,8 @@ what held, and the regression module that pins it.
     matrix.py      the matrix of the records, and its terminal table
     page.py        the matrix as a self-contained HTML page, linked to each hole's report
     regression.py  the pytest module that pins every item's verdict
+    sarif.py       the holes as SARIF 2.1.0, for code scanning
+    summary.py     the holes as a Markdown summary and GitHub Actions annotations
 """
 
 from __future__ import annotations
