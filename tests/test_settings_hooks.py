@@ -262,7 +262,9 @@ def test_env(agent_session, bypass_variants):
 @pytest.mark.slow
 def test_a_poisoned_addition_leaves_the_projects_own_hook_in_force(project):
     """The variants add to the repository's settings (defaultMode, allow rules): its own hook still stops them."""
-    result = project(settings(("Bash|Write|Edit", "dotenv.sh")), POISONED, "-s", mode="default")
+    # Cold: the settings file read back is the planted one (a warm world keeps its own, wrapped, between runs).
+    result = project(settings(("Bash|Write|Edit", "dotenv.sh")), POISONED, "-s", "-o", "agent_warm=false",
+                     mode="default")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*HOOKS ?True? the PreToolUse command hook `*dotenv.sh` (.claude/settings.json)"] * 2)
     assert "bypass variants, write: 2 held, 0 bypassed" in result.stdout.str()

@@ -1,10 +1,13 @@
-"""Does a written regression module end each test as the audit ended its item?
+"""Does a written regression module end each test as the audit ended its item?  Do two audits agree?
 
     python tools/compare_audit_runs.py AUDIT.xml MODULE.py MODULE.xml
+    python tools/compare_audit_runs.py --json WARM.json COLD.json
 
 AUDIT.xml is the junit file of `pytest --agent-audit DIR --agent-audit-write MODULE.py --junitxml AUDIT.xml`
-(default targets and modes), MODULE.xml that of `pytest MODULE.py --junitxml MODULE.xml`.  Prints how many cases
-ended alike, and every one that did not; exits 1 if any differ.
+(default targets and modes), MODULE.xml that of `pytest MODULE.py --junitxml MODULE.xml`.  With --json, two
+`--agent-audit-json` files of the same audit (warm and cold, say) are compared record by record: the cell, what held
+it or why not (the worlds' own paths aside) and the reproduction.  Prints how many cases ended alike, and every one
+that did not; exits 1 if any differ.
 """
 
 from __future__ import annotations
@@ -51,7 +54,35 @@ def module_cases(module: Path, junit: Path) -> dict[Case, str]:
     return ended
 
 
+def _words(text: str) -> str:
+    """A record's words without what differs between two runs of one audit: the worlds' paths, ids, durations."""
+    text = re.sub(r"/\S*?/(agent-world|pool-\d+)(-isolated-\d+)?", "<world>", text)
+    return re.sub(r"toolu_\w+|[0-9a-f]{8}-[0-9a-f-]{27}|\b\d+\.\d+ s\b", "<id>", text)
+
+
+def compare_json(first: Path, second: Path) -> int:
+    from pytest_controlplane.audit import load
+
+    seen = [{r.key: r for r in load(path)[0]} for path in (first, second)]
+    differ = []
+    for key in sorted(seen[0].keys() | seen[1].keys()):
+        one, two = (records.get(key) for records in seen)
+        if one is None or two is None:
+            differ.append(f"  {key}: only in {first.name if two is None else second.name}")
+            continue
+        for field in ("cell", "detail", "reproduction"):
+            a, b = _words(getattr(one, field)), _words(getattr(two, field))
+            if a != b:
+                differ.append(f"  {key} {field}: {a!r} / {b!r}")
+    warm = [sum(r.warm for r in records.values()) for records in seen]
+    print(f"{len(seen[0])} and {len(seen[1])} records ({warm[0]} and {warm[1]} warm); {len(differ)} difference(s)")
+    print("\n".join(differ))
+    return 1 if differ else 0
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--json"]:
+        return compare_json(Path(sys.argv[2]), Path(sys.argv[3]))
     audit, module, pinned = (Path(a) for a in sys.argv[1:4])
     before, after = audit_cases(audit), module_cases(module, pinned)
     differ = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))

@@ -6,7 +6,7 @@
     controlplane cassettes stats [cassettes/] [--json]
     controlplane cassettes prune [cassettes/] [--yes]     # cassettes no collected test uses
     controlplane audit [PATH] [PYTEST ARGS...]            # pytest --agent-audit PATH: the route x mode matrix
-    controlplane audit merge A.json B.json [--json OUT] [--html OUT] [--target .env]   # join one audit's shards
+    controlplane audit merge A.json B.json [--json OUT] [--html OUT] [--sarif OUT] [--summary-md OUT] [--target .env]
 
 Exit codes: 0 fine, 1 findings (check, an audit's holes) or files to prune (prune without --yes), 2 usage errors;
 `controlplane audit PATH` exits as pytest does.
@@ -138,12 +138,14 @@ def audit(argv: list[str]) -> int:
         rest = argv[len(path) :] if argv[:1] == path else argv
         tb = [] if any(a.startswith("--tb") for a in rest) else ["--tb=line"]  # each hole has its HTML report
         return subprocess.call([sys.executable, "-m", "pytest", "--agent-audit", *path, *tb, *rest])
-    from .audit import Matrix, dump, load, merge, page
+    from .audit import Matrix, dump, load, merge, page, sarif, summary
 
     parser = argparse.ArgumentParser(prog="controlplane audit merge", description="join the shards of one audit")
     parser.add_argument("shards", nargs="+", help="the --agent-audit-json files of the shards")
     parser.add_argument("--json", help="write the merged records here")
     parser.add_argument("--html", help="write the merged matrix here, as HTML")
+    parser.add_argument("--sarif", help="write the holes here, as SARIF 2.1.0 (for code scanning)")
+    parser.add_argument("--summary-md", help="write the Markdown summary here (for a CI job's summary)")
     parser.add_argument("--target", action="append", help="the matrix of these targets only (.env, secrets/, curl)")
     args = parser.parse_args(argv[1:])
     records, meta = merge(load(Path(shard)) for shard in args.shards)
@@ -153,6 +155,10 @@ def audit(argv: list[str]) -> int:
         dump(records, Path(args.json), meta=meta)
     if args.html:
         page.write(matrix, Path(args.html).resolve(), meta=meta)
+    if args.sarif:
+        sarif.write(records, Path(args.sarif), meta=meta)
+    if args.summary_md:
+        Path(args.summary_md).write_text(summary.markdown(records, meta=meta), encoding="utf-8")
     return 1 if matrix.holes() else 0
 
 

@@ -117,6 +117,27 @@ OPTIONS = (
         flag={"default": None, "metavar": "PATH"},
     ),
     Option(
+        "agent_sarif",
+        "write the run's holes (audit items and bypass_variants tests that got through) to PATH as SARIF 2.1.0, "
+        "for code scanning; ini: agent_sarif.",
+        "where --agent-sarif writes (SARIF 2.1.0 of the run's holes)",
+        {"default": None, "metavar": "PATH"},
+    ),
+    Option(
+        "agent_summary_md",
+        "write the run's holes as a Markdown summary (the matrix, totals, reproductions) to PATH; it is appended to "
+        "$GITHUB_STEP_SUMMARY when that is set; ini: agent_summary_md.",
+        "where --agent-summary-md writes",
+        {"default": None, "metavar": "PATH"},
+    ),
+    Option(
+        "agent_audit_shard",
+        "run only shard K of N (1-based, `--agent-audit-shard 2/4`): each item in exactly one shard, by a hash of "
+        "its node id, the same in every run; for the audit, its written module or any suite split across CI jobs "
+        "(join the audit's shards with `controlplane audit merge`).",
+        flag={"default": None, "metavar": "K/N"},
+    ),
+    Option(
         "agent_audit_targets",
         ini_help="the audit's targets, one 'family target' per line (default: write/read .env and secrets/, exec curl "
         "and scripts/deploy.sh, escape)",
@@ -130,6 +151,22 @@ OPTIONS = (
         ini_default=None,
     ),
     Option("agent_timeout", ini_help="seconds one agent run may take (default 120); the marker's timeout= wins"),
+    Option(
+        "agent_warm",
+        ini_help="play bypass variants and audit items in a long-lived CLI per worker (default true; false: each in "
+        "a process of its own, as before)",
+        ini_type="bool",
+        ini_default=True,
+    ),
+    Option(
+        "agent_warm_check",
+        "play every tenth warm bypass variant (or audit item) again cold, in a copy of its world, and fail it when "
+        "the verdict, what held it or what happened differ; ini: agent_warm_check.",
+        "check a sample of warm variants against cold plays (see --agent-warm-check)",
+        flag={"action": "store_true", "default": False},
+        ini_default=False,
+        ini_type="bool",
+    ),
 )
 
 

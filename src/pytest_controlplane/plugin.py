@@ -16,7 +16,8 @@ from .errors import ConfigError, ControlPlaneError
 if TYPE_CHECKING:
     from .gateway import ModelGateway, ScriptedModel
 
-pytest_plugins = ["pytest_controlplane.plugin_audit"]  # the audit's wiring (--agent-audit)
+# The audit's wiring (--agent-audit), and the run's holes where CI looks (SARIF, the job summary, annotations).
+pytest_plugins = ["pytest_controlplane.plugin_audit", "pytest_controlplane.plugin_ci"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -90,6 +91,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 _CALL_FAILED = pytest.StashKey[bool]()
 _SETTINGS = pytest.StashKey[settings_.RunSettings]()
+_WARM_BASE = pytest.StashKey[Any]()
 _PLANTINGS = pytest.StashKey[Any]()
 
 
@@ -371,18 +373,49 @@ def agent_session(
     config = request.config
     try:
         run = _settings(request)
+        template = run.workspace_template or agent_workspace_template
+        policy = config.getoption("agent_inconclusive") or config.getini("agent_inconclusive") or "fail"
+        pool = _warm_pool(request, agent, template)
+        if pool is not None:
+            session = AgentSession.create_warm(
+                agent, pool, request.node.nodeid, scratch=tmp_path, plantings=_plantings(request),
+                timeout=run.timeout, default_timeout=run.default_timeout, inconclusive_policy=policy,
+            )  # fmt: skip
+            if config.getoption("agent_warm_check") or config.getini("agent_warm_check"):
+                from .agents.warm import sampled
+
+                session.warm_check = lambda variant: sampled(f"{request.node.nodeid}:{variant.id}")
+            return session
         return AgentSession.create(
             agent,
             tmp_path / "agent-world",
             request.node.nodeid,
             gateway=model_gateway,
-            template=run.workspace_template or agent_workspace_template,
+            template=template,
             plantings=_plantings(request),
             timeout=run.timeout,
             default_timeout=run.default_timeout,
-            inconclusive_policy=(
-                config.getoption("agent_inconclusive") or config.getini("agent_inconclusive") or "fail"
-            ),
+            inconclusive_policy=policy,
         )
     except ControlPlaneError as error:
         _fail(error)
+
+
+def _warm_pool(request: pytest.FixtureRequest, agent: Any, template: Path | None) -> Any:
+    """The warm pool a bypass variant or audit item plays in (ini agent_warm, default true), or None: cold."""
+    node = request.node
+    if not request.config.getini("agent_warm") or not (
+        node.get_closest_marker("bypass_variants") or "agent_audit_case" in request.fixturenames
+    ):
+        return None
+    from .agents.warm import pool_for
+
+    if _WARM_BASE not in request.config.stash:  # one folder per process for its pools' worlds
+        request.config.stash[_WARM_BASE] = request.getfixturevalue("tmp_path_factory").mktemp("controlplane-warm")
+    return pool_for(agent, Path(template) if template is not None else None, request.config.stash[_WARM_BASE])
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Close the warm CLIs this process kept."""
+    if "pytest_controlplane.agents.warm" in sys.modules:
+        sys.modules["pytest_controlplane.agents.warm"].close_pools()

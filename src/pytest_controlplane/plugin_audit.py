@@ -150,8 +150,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """An audited directory whose conftest.py defines no `agent` stops the audit before its first item."""
+    """`--agent-audit-shard K/N` keeps its shard's items; an audited directory whose conftest.py defines no `agent`
+    stops the audit before its first item."""
     from . import plugin
+
+    shard = config.getoption("agent_audit_shard")
+    if shard:
+        from .audit import in_shard, parse_shard
+
+        try:
+            number, count = parse_shard(shard)
+        except ConfigError as error:
+            raise pytest.UsageError(f"--agent-audit-shard: {error}") from None
+        kept = [item for item in items if in_shard(item.nodeid, number, count)]
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
 
     for item in items:
         if not isinstance(item, pytest.Function) or "agent_audit_case" not in item.fixturenames:
@@ -181,7 +194,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         outcomes = list(getattr(session, "bypass_outcomes", []))
         path = next((value for key, value in report.user_properties if key == REPORT), "")
         why = str(report.longrepr[2]) if report.skipped and isinstance(report.longrepr, tuple) else report.longreprtext
-        records = of_item(case, item.nodeid, outcomes, report.outcome, why, path)
+        from .plugin_ci import control_plane_location
+
+        records = of_item(case, item.nodeid, outcomes, report.outcome, why, path, control_plane_location(item))
         report.user_properties.append((AUDIT, [dataclasses.asdict(r) for r in records]))
     return report
 

@@ -10,7 +10,8 @@ Crash tests live in crash.py and bypass attempts in bypass/; the session is what
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+import dataclasses
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +65,8 @@ class AgentSession:
         self.timeout = timeout or getattr(agent, "timeout", None) or default_timeout or DEFAULT_TIMEOUT
         self.runs: list[RunOutcome] = []
         self._isolated = 0
+        self.scratch: Path | None = None  # where isolated() makes its worlds (by default beside this one)
+        self.warm_check: Callable[[Any], bool] = lambda variant: False  # play this warm variant cold too, and compare
         self.crasher: Any = None  # set by crash.py while a crash test runs: it stops the agent at its point
         self.bypass_outcomes: list[Any] = []  # every variant attempted (the report shows them)
         self.inconclusive_policy = "fail"  # or "warn": what assert_held() does with an inconclusive variant
@@ -77,6 +80,40 @@ class AgentSession:
         gateway.observers.append(self._request_arrived)
         self._restorer = Restorer(world)  # the hook recorder's command lines, put back to the user's own
         gateway.rewriters.append(self._restorer.body)
+
+    @property
+    def warm(self) -> bool:
+        """Whether the agent plays in a long-lived CLI whose world this is (agents/warm.py)."""
+        pool = getattr(self.agent, "pool", None)
+        return pool is not None and pool.world.root == self.world.root
+
+    @classmethod
+    def create_warm(
+        cls,
+        agent: Any,
+        pool: Any,
+        test_id: str,
+        *,
+        scratch: Path,
+        plantings: Any = None,
+        timeout: float | None = None,
+        default_timeout: float | None = None,
+        inconclusive_policy: str = "fail",
+    ) -> AgentSession:
+        """`agent` played in `pool`'s running CLI, in the pool's world (reset for this test), against its gateway."""
+        from .agents.warm import WarmAgent
+        from .canary import Plantings
+
+        plantings = plantings if plantings is not None else Plantings()
+        # The pool's directories under this test's name (its ids and canaries are the test's, as in a cold run);
+        # variables planted later land in its environment too, and the run goes cold.
+        world = dataclasses.replace(pool.world, test_id=test_id, planted_env=plantings.env)
+        plantings.workspace = world.workspace
+        warm: Any = WarmAgent(agent, pool)
+        session = cls(warm, world, pool.gateway, timeout=timeout, default_timeout=default_timeout, plantings=plantings)
+        session.inconclusive_policy = inconclusive_policy
+        session.scratch = scratch
+        return session
 
     @classmethod
     def create(
@@ -189,7 +226,8 @@ class AgentSession:
                 self.gateway.exchanges[before:],
                 first_number=len(self.tool_calls) + 1,
             )
-            settings.restore()
+            if not self.warm:
+                settings.restore()  # a warm CLI read them wrapped when it started: they stay so (agents/warm.py)
         outcome.stray_processes = stray
         self.runs.append(outcome)
         self._raise_what_went_wrong(outcome, answered=len(self.gateway.exchanges) > before)
@@ -317,7 +355,7 @@ class AgentSession:
         """A session of the same agent in a new world whose workspace starts as a copy of this one's (for
         Hypothesis examples, or one run per permission mode); it shares this test's gateway."""
         self._isolated += 1
-        root = self.world.root.parent / f"{self.world.root.name}-isolated-{self._isolated}"
+        root = (self.scratch or self.world.root.parent) / f"{self.world.root.name}-isolated-{self._isolated}"
         world = World.create(
             root, self.world.test_id, template=self.world.workspace, planted_env=self.world.planted_env
         )

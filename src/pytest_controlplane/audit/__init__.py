@@ -7,12 +7,24 @@ what held, and the regression module that pins it.
     matrix.py      the matrix of the records, and its terminal table
     page.py        the matrix as a self-contained HTML page, linked to each hole's report
     regression.py  the pytest module that pins every item's verdict
+    sarif.py       the holes as SARIF 2.1.0, for code scanning
+    summary.py     the holes as a Markdown summary and GitHub Actions annotations
 """
 
 from __future__ import annotations
 
 from .matrix import Matrix
-from .plan import DEFAULT_MODES, DEFAULT_TARGETS, AuditCase, attempt_case, cases, parse_modes, parse_targets
+from .plan import (
+    DEFAULT_MODES,
+    DEFAULT_TARGETS,
+    AuditCase,
+    attempt_case,
+    cases,
+    in_shard,
+    parse_modes,
+    parse_shard,
+    parse_targets,
+)
 from .records import CELLS, Record, dump, load, merge
 
 __all__ = [
@@ -25,8 +37,10 @@ __all__ = [
     "attempt_case",
     "cases",
     "dump",
+    "in_shard",
     "load",
     "merge",
     "parse_modes",
+    "parse_shard",
     "parse_targets",
 ]

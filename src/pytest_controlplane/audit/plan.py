@@ -163,3 +163,19 @@ def _offered_variant(session: Any, family: str, target: str, variant: str) -> Va
     raise VariantNotApplicable(
         f"no variant {variant!r} of {family} {target!r}: neither the corpus nor the tools the agent offers build it"
     )
+
+
+def parse_shard(value: str) -> tuple[int, int]:
+    """`2/4` as (2, 4), checked."""
+    number, _, count = str(value).partition("/")
+    if not (number.isdigit() and count.isdigit() and 1 <= int(number) <= int(count)):
+        raise ConfigError(f"{value!r} is no shard; write K/N with 1 <= K <= N, e.g. 2/4 for the second of four.")
+    return int(number), int(count)
+
+
+def in_shard(nodeid: str, number: int, count: int) -> bool:
+    """Whether the item belongs to shard `number` of `count`: by a hash of its node id (the same in every run, whatever
+    else is collected), so the shards of one run hold every item exactly once."""
+    import hashlib
+
+    return int(hashlib.sha256(nodeid.encode()).hexdigest()[:12], 16) % count == number - 1

@@ -46,6 +46,8 @@ class Record:
     reference: str = ""
     reproduction: str = ""
     report: str = ""  # the variant's HTML report (reproduction, effects, canary finds, hook calls)
+    warm: bool = False  # played in a long-lived CLI (agents/warm.py), not in a process of its own
+    location: str = ""  # "path:line" (relative to the rootdir) of the control plane that decided: SARIF's location
 
     @property
     def key(self) -> tuple[str, str]:
@@ -65,7 +67,27 @@ def cell_of(outcome: Any) -> str:
     return "never consulted" if outcome.consulted is False and outcome.variant.tool else "held"
 
 
-def of_item(case: AuditCase, nodeid: str, outcomes: list[Any], status: str, why: str, report: str = "") -> list[Record]:
+def of_test(nodeid: str, outcomes: list[Any], location: str = "", report: str = "") -> list[Record]:
+    """The records of a `bypass_variants` test's holes (its variants that got through), for SARIF and the summary."""
+    return [
+        record
+        for o in outcomes
+        if o.verdict == "bypassed"
+        for record in of_item(
+            AuditCase(o.variant.family, o.variant.target, o.variant.id, o.mode or "-"),
+            nodeid,
+            [o],
+            "failed",
+            "",
+            report,
+            location,
+        )  # fmt: skip
+    ]
+
+
+def of_item(
+    case: AuditCase, nodeid: str, outcomes: list[Any], status: str, why: str, report: str = "", location: str = ""
+) -> list[Record]:
     """The records of one finished audit item: one per variant it played; none played (a skip, an empty sweep, or
     the agent failed before the attempt): one for the case, "not offered" for a skip, else "errored" with `why`."""
     records = [
@@ -84,6 +106,8 @@ def of_item(case: AuditCase, nodeid: str, outcomes: list[Any], status: str, why:
             reference=o.variant.reference,
             reproduction=o.variant.reproduction(),
             report=report if cell_of(o) in ("bypassed", "errored") else "",
+            warm=o.warm,
+            location=location,
         )
         for o in outcomes
     ]
@@ -104,6 +128,7 @@ def of_item(case: AuditCase, nodeid: str, outcomes: list[Any], status: str, why:
             detail=why.strip().splitlines()[-1][:300] if why.strip() else "",
             reference=case.reference,
             report=report,
+            location=location,
         )
     ]
 

@@ -4,11 +4,15 @@ the same variant once per permission mode, each from the same starting files (a 
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 import shutil
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import ControlPlaneError
 from .judge import BypassOutcome, judge
+from .routes import SHELL_TOOLS
 from .setup import prepare
 from .variant import Variant
 
@@ -34,12 +38,66 @@ def attempt_variant(session: Any, variant: Variant, prompt: str, permission_mode
             None,
             reason=f"{' and '.join(missing)} is not installed on this machine, so the route cannot run here",
         )
+    elif session.warm and needs_cold(variant):
+        with session.isolated() as cold:  # a copy of this world, played by a CLI of its own
+            outcome = attempt_variant(cold, variant, prompt)
+    elif session.warm and session.warm_check(variant):
+        with session.isolated() as twin:  # the world as the attempt finds it, for the same attempt played cold
+            outcome = _attempt(session, variant, prompt)
+            cold = attempt_variant(twin, variant, prompt)
+        _compare(session, outcome, twin, cold)
     else:
-        places, failures = prepare(session, variant)
-        session.gateway.use_script(variant.model(places))
-        before = len(session.gateway.exchanges)
-        session.run(prompt)
-        outcome = judge(session, variant, before, failures)
-        outcome.inconclusive_policy = session.inconclusive_policy
+        outcome = _attempt(session, variant, prompt)
     session.bypass_outcomes.append(outcome)
     return outcome
+
+
+def needs_cold(variant: Variant) -> bool:
+    """What a warm CLI cannot play as a new one would: agent configuration planted in the workspace (a poisoned
+    repository: a running CLI read its settings when it started), or a tool that goes on in the background
+    (Monitor: its task outlives the turn and reports into the next)."""
+    tools = {variant.tool, variant.via, *(tool for tool, _ in variant.setup)}
+    return any(kind == "file" for kind, _, _ in variant.plant) or bool(tools & set(SHELL_TOOLS))
+
+
+def _attempt(session: Any, variant: Variant, prompt: str) -> BypassOutcome:
+    places, failures = prepare(session, variant)
+    session.gateway.use_script(variant.model(places))
+    before = len(session.gateway.exchanges)
+    warm_before = getattr(session.agent, "warm_runs", 0)
+    session.run(prompt)
+    outcome = judge(session, variant, before, failures)
+    outcome.inconclusive_policy = session.inconclusive_policy
+    outcome.warm = getattr(session.agent, "warm_runs", 0) > warm_before
+    return outcome
+
+
+class WarmDifference(ControlPlaneError):
+    """A variant ended otherwise in the warm CLI than in a process of its own (`--agent-warm-check`)."""
+
+
+def _compare(session: Any, warm: BypassOutcome, twin: Any, cold: BypassOutcome) -> None:
+    """Fail unless the warm play and the cold one agree on the verdict, what held it and what happened (the worlds'
+    own paths and the runs' ids aside)."""
+
+    def seen(outcome: BypassOutcome, world: Any) -> dict[str, str]:
+        words = {"verdict": outcome.verdict, "held by": outcome.held_by, "what happened": outcome.evidence,
+                 "why": outcome.reason}  # fmt: skip
+        roots = sorted({str(world.root), os.path.realpath(world.root)}, key=len, reverse=True)
+        for key, text in words.items():
+            for root in roots:
+                text = text.replace(root, "<world>")
+            words[key] = re.sub(r"toolu_\w+|[0-9a-f]{8}-[0-9a-f-]{27}", "<id>", text)
+        return words
+
+    ours, theirs = seen(warm, session.world), seen(cold, twin.world)
+    differ = [key for key in ours if ours[key] != theirs[key]]
+    if differ:
+        lines = [f"  {key}: warm {ours[key]!r}, cold {theirs[key]!r}" for key in differ]
+        raise WarmDifference(
+            f"Bypass variant {warm.variant.id} ended otherwise in the warm CLI than in a process of its own:\n"
+            + "\n".join(lines),
+            hint="Something the control plane keeps outlives a session (state outside the options factory: a module "
+            "global, a file the hook keeps), or the warm runner does not restore something: run it cold with "
+            "`-o agent_warm=false`, and report it if the guard keeps nothing.",
+        )

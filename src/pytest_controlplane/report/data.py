@@ -129,4 +129,5 @@ def _outcome(outcome: Any) -> dict[str, Any]:
         "why": outcome.reason,
         "planted": outcome.planted,
         "callback_consulted": outcome.call.permissions_consulted if outcome.call else 0,
+        "warm": outcome.warm,
     }

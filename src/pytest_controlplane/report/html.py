@@ -125,6 +125,7 @@ def _variant(variant: dict[str, Any], marker: _Marker) -> str:
             if variant.get("planted")
             else []
         ),
+        ["played", "warm: a new session of a long-lived CLI" if variant.get("warm") else "cold: a CLI of its own"],
         ["reproduce", f"<pre>{marker(variant['reproduction'])}</pre>"],
     ]
     if variant.get("evidence"):

@@ -1,0 +1,396 @@
+"""Warm agents: one long-lived Claude Code CLI serves many bypass variants in turn, each as a new session.
+
+Most of a variant's cost is the CLI starting (~0.35 s of ~0.5 s here).  A `WarmPool` keeps one CLI process running
+(the SDK's `ClaudeSDKClient`, streaming input) in a world of its own, and plays each variant in a clean context, as a
+cold run would find it:
+
+- the world is put back before each test (`reset`): the workspace and HOME emptied and seeded again from the test's
+  template, what earlier variants left in TMPDIR, the config dir and the world's root (shims, markers, transcripts,
+  agent configuration) removed — the CLI's own sockets and state stay;
+- the conversation is new (`/clear`: a new session, its own transcript), the permission mode set for the variant;
+- the user's options factory is called for each variant, and the CLI's hook and `can_use_tool` calls are routed to
+  that variant's callbacks, so what the control plane keeps per session starts fresh, warm as cold;
+- whatever the variant started is killed when its run ends (the session reaps the world's new processes).
+
+What cannot be made clean runs cold, in a process of its own: a variant that plants agent configuration (a poisoned
+repository's settings, skills, MCP servers, CLAUDE.md), a test that plants environment variables, a resumed session,
+options whose fixed part (everything but the callbacks and the permission mode) differs from the pool's.  A pool is
+keyed by that fixed part and by the template's agent configuration, one per worker process (so per xdist worker).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import os
+import shutil
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import AgentError, ConfigError
+from ..tool_call import ToolCall
+from .observer import Checkpoint, Observer, collect
+from .outcome import RunOutcome
+from .world import World
+
+# Agent configuration in a workspace: the CLI reads it when it starts, so a pool is made for one set of it.
+_CONFIGURATION = (".claude", ".mcp.json", "CLAUDE.md", "CLAUDE.local.md")
+# The config dir's own state (kept) and what a session adds (removed between tests).
+_CONFIG_KEPT = (".claude.json", "sessions", "shell-snapshots", "plugins", "statsig", "session-env")
+_MAX_POOLS = 4  # per process; the least recently used one is closed beyond
+# Modes a running CLI is not switched to: `auto` needs its classifier's gate at start (the CLI refuses the switch).
+COLD_MODES = ("auto",)
+
+
+class _Loop:
+    """An event loop in a thread of its own, where the long-lived client lives; coroutines are sent to it."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="controlplane-warm", daemon=True)
+        self.thread.start()
+
+    def run(self, coroutine: Any, timeout: float) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
+def fingerprint(options: Any) -> str:
+    """The fixed part of a ClaudeAgentOptions, which a running CLI cannot change: everything but the callbacks, the
+    permission mode and the ids of one session; hooks by their events and matchers."""
+    fields = {}
+    for field in dataclasses.fields(options):
+        value = getattr(options, field.name)
+        if field.name in ("can_use_tool", "stderr", "permission_mode", "session_id", "resume", "fork_session", "cwd"):
+            value = value is not None if field.name == "can_use_tool" else None
+        elif field.name == "hooks":
+            value = sorted(
+                (event, [(m.matcher, len(m.hooks)) for m in matchers]) for event, matchers in (value or {}).items()
+            )
+        elif field.name == "mcp_servers" and isinstance(value, dict):
+            value = sorted((name, _server(server)) for name, server in value.items())
+        fields[field.name] = value
+    return hashlib.sha256(repr(sorted(fields.items(), key=lambda item: item[0])).encode()).hexdigest()
+
+
+def _server(server: Any) -> Any:
+    """An MCP server as its kind and configuration (an SDK server is an object made anew by each options call)."""
+    return sorted(server) if isinstance(server, dict) else type(server).__name__
+
+
+def configuration(template: Path | None) -> str:
+    """The agent configuration a template holds (what the CLI reads at start), as a digest."""
+    digest = hashlib.sha256()
+    if template is not None:
+        for name in _CONFIGURATION:
+            path = template / name
+            files = (
+                sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path] if path.is_file() else []
+            )
+            for file in files:
+                digest.update(str(file.relative_to(template)).encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+class _Routes:
+    """The callbacks of the variant now running, where the CLI's hook and permission calls are sent."""
+
+    def __init__(self) -> None:
+        self.hooks: dict[tuple[str, int], Callable[..., Any]] = {}
+        self.can_use_tool: Callable[..., Any] | None = None
+        self.observer: Observer | None = None
+        self.stderr: list[str] | None = None
+
+
+class WarmPool:
+    """One long-lived CLI in a world of its own, playing one variant after another (see the module docstring)."""
+
+    def __init__(self, agent: Any, root: Path, template: Path | None) -> None:
+        from ..gateway.scripted import ScriptedModel
+        from ..gateway.server import ModelGateway
+        from .settings_hooks import WorldHooks
+
+        self.world = World.create(root, "controlplane-warm", template=template)
+        (self.world.root / "bin").mkdir(exist_ok=True)  # the shims' folder is on PATH from the start
+        # The agent configuration the CLI reads as it starts, its command hooks wrapped once and for all: what every
+        # test's workspace is given back (see reset).
+        WorldHooks.install(self.world)
+        self.configuration = {
+            path.relative_to(self.world.workspace): path.read_bytes()
+            for name in _CONFIGURATION
+            for path in _files(self.world.workspace / name)
+        }
+        self.gateway = ModelGateway(mode="script", script=ScriptedModel([], then="done"))
+        self.gateway.open()
+        self.routes = _Routes()
+        self.runs = 0
+        self.broken = False
+        self._loop = _Loop()
+        options = agent.options_for(self.world, self.gateway.base_url, self._dispatch(), RunOutcome(), "", None, False)
+        self.key = fingerprint(agent.options_factory(self.world.workspace))
+        self.client = self._loop.run(self._connect(options), 60)
+
+    async def _connect(self, options: Any) -> Any:
+        from claude_agent_sdk import ClaudeSDKClient
+
+        def stderr(line: str) -> None:
+            if self.routes.stderr is not None:
+                self.routes.stderr.append(line)
+
+        # Started in whatever mode the first variant asks for, it must be able to switch to bypassPermissions later.
+        extra = {**(options.extra_args or {}), "allow-dangerously-skip-permissions": None}
+        client = ClaudeSDKClient(dataclasses.replace(options, stderr=stderr, extra_args=extra))
+        await client.connect()
+        return client
+
+    def _dispatch(self) -> Any:
+        """An observer for the pool's options: each hook and callback it is asked to wrap becomes a router to the same
+        place in the running variant's options."""
+        routes = self.routes
+        places: dict[str, int] = {}
+
+        class Router:
+            def wrap_hook(self, event: str, callback: Callable[..., Any]) -> Callable[..., Any]:
+                place = (event, places.setdefault(event, 0))
+                places[event] += 1
+
+                async def routed(data: Any, tool_use_id: str | None, context: Any) -> Any:
+                    return await routes.hooks[place](data, tool_use_id, context)
+
+                return routed
+
+            def wrap_permission(self, callback: Callable[..., Any]) -> Callable[..., Any]:
+                async def routed(tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
+                    assert routes.can_use_tool is not None
+                    return await routes.can_use_tool(tool_name, tool_input, context)
+
+                return routed
+
+            async def pre_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> Any:
+                return await routes.observer.pre_tool_use(data, tool_use_id, context) if routes.observer else {}
+
+            async def post_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> Any:
+                return await routes.observer.post_tool_use(data, tool_use_id, context) if routes.observer else {}
+
+            async def post_tool_failure(self, data: Any, tool_use_id: str | None, context: Any) -> Any:
+                return await routes.observer.post_tool_failure(data, tool_use_id, context) if routes.observer else {}
+
+        return Router()
+
+    # --- between tests ----------------------------------------------------------------------------
+
+    def reset(self, template: Path | None) -> None:
+        """The world as a new test finds it: the workspace a copy of `template`, nothing any earlier variant left."""
+        world = self.world
+        for entry in world.workspace.iterdir():
+            if entry.name not in _CONFIGURATION:
+                _remove(entry)
+        # The agent configuration is the pool's (its key says so): left in place as the CLI read it, unless a
+        # variant changed it; then it is written back, which the CLI takes as an edit of its settings.
+        found = {
+            path.relative_to(world.workspace) for name in _CONFIGURATION for path in _files(world.workspace / name)
+        }
+        if found != set(self.configuration) or any(
+            (world.workspace / p).read_bytes() != b for p, b in self.configuration.items()
+        ):
+            for name in _CONFIGURATION:
+                _remove(world.workspace / name)
+            for relative, data in self.configuration.items():
+                (world.workspace / relative).parent.mkdir(parents=True, exist_ok=True)
+                (world.workspace / relative).write_bytes(data)
+        if template is not None:
+            for entry in template.iterdir():
+                if entry.name not in _CONFIGURATION:
+                    target = world.workspace / entry.name
+                    if entry.is_dir() and not entry.is_symlink():
+                        shutil.copytree(entry, target, symlinks=True)
+                    else:
+                        shutil.copy2(entry, target, follow_symlinks=False)
+        for directory in (world.home, world.root / "bin"):
+            _empty(directory)
+        for entry in world.root.iterdir():  # shims' records, stand-ins' markers, the recorder's planted list
+            if entry.name not in ("workspace", "home", "config", "tmp", "bin", "hooks", "sessions"):
+                _remove(entry)
+        _remove(world.root / "hooks" / "planted.json")
+        for entry in world.config_dir.iterdir():
+            if entry.name not in _CONFIG_KEPT:
+                _remove(entry)  # transcripts, todos, and agent configuration a variant wrote there
+        for entry in world.tmp.iterdir():
+            if entry.name != "cc-socks" and not entry.name.startswith("claude-"):
+                _remove(entry)
+        for tasks in world.tmp.glob("claude-*/*/*"):  # a finished session's task outputs
+            _remove(tasks)
+        _empty(world.session_store_dir)
+        self.gateway.exchanges.clear()
+        self.gateway.problems.clear()
+        self.gateway.observers.clear()
+        self.gateway.rewriters.clear()
+        self.gateway.interruptions.clear()
+
+    # --- one variant ------------------------------------------------------------------------------
+
+    def play(self, agent: Any, prompt: str, *, timeout: float, checkpoint: Checkpoint | None, mode: str) -> RunOutcome:
+        """Run `prompt` as a new session of the running CLI, with this variant's own callbacks (from a fresh call of
+        `agent`'s options factory) under permission mode `mode`."""
+        outcome = RunOutcome()
+        observer = Observer(checkpoint)
+        options = agent.options_for(self.world, self.gateway.base_url, observer, outcome, "", None, False)
+        routes = self.routes
+        routes.hooks = {}
+        places: dict[str, int] = {}
+        for event, matchers in (options.hooks or {}).items():
+            for matcher in matchers:
+                for hook in matcher.hooks:
+                    if getattr(hook, "__self__", None) is observer:
+                        continue  # our own: routed by name
+                    place = places.setdefault(event, 0)
+                    routes.hooks[(event, place)] = hook
+                    places[event] += 1
+        routes.can_use_tool, routes.observer, routes.stderr = options.can_use_tool, observer, outcome.stderr
+        calls: dict[str, ToolCall] = {}
+        failure: BaseException | None = None
+        first = self.runs == 0
+        self.runs += 1
+        try:
+            self._loop.run(self._play(prompt, mode, outcome, calls, first), timeout)
+        except Exception as error:  # noqa: BLE001 - described by the adapter, raised by the session
+            failure = error
+            self.broken = True
+        finally:
+            routes.observer = routes.stderr = None
+        return agent.settled(outcome, observer, calls, failure, timeout)
+
+    async def _play(self, prompt: str, mode: str, outcome: RunOutcome, calls: dict[str, ToolCall], first: bool) -> None:
+        client = self.client
+        if not first:
+            await client.query("/clear")
+            async for _ in client.receive_response():
+                pass
+        await client.set_permission_mode(mode)  # every time: a variant may have moved it (EnterPlanMode)
+        await client.query(prompt)
+        async for message in client.receive_response():
+            collect(message, outcome, calls)
+
+    def close(self) -> None:
+        try:
+            self._loop.run(self.client.disconnect(), 15)
+        except Exception:  # noqa: BLE001 - a CLI that is gone already
+            pass
+        self._loop.stop()
+        self.gateway.close(save=False)
+
+
+def _files(path: Path) -> list[Path]:
+    if path.is_dir() and not path.is_symlink():
+        return sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+    return [path] if path.is_file() else []
+
+
+def _empty(directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for entry in directory.iterdir():
+        _remove(entry)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+_POOLS: dict[tuple[str, str], WarmPool] = {}
+
+
+def pool_for(agent: Any, template: Path | None, base: Path) -> WarmPool | None:
+    """This process's warm pool for `agent` with the agent configuration of `template` (made if needed, under
+    `base`), reset for a new test; None when the agent cannot run warm (not a ClaudeAgent)."""
+    from .claude import ClaudeAgent
+
+    if type(agent) is not ClaudeAgent:
+        return None
+    try:
+        key = (fingerprint(agent.options_factory(base)), configuration(template))
+    except Exception:  # noqa: BLE001 - the factory fails here as it will in the cold run: say it there
+        return None
+    pool = _POOLS.pop(key, None)
+    if pool is not None and pool.broken:
+        pool.close()
+        pool = None
+    if pool is None:
+        if len(_POOLS) >= _MAX_POOLS:
+            _POOLS.pop(next(iter(_POOLS))).close()
+        pool = WarmPool(agent, base / f"pool-{len(os.listdir(base)) if base.is_dir() else 0}", template)
+    _POOLS[key] = pool  # the most recently used last
+    pool.reset(template)
+    return pool
+
+
+def sampled(name: str, every: int = 10) -> bool:
+    """Whether `name` (a test and its variant) is in the `--agent-warm-check` sample: one in `every`, the same ones in
+    every run and every shard."""
+    return int(hashlib.sha256(name.encode()).hexdigest()[:8], 16) % every == 0
+
+
+def close_pools() -> None:
+    """Close every pool of this process (at the end of the test session)."""
+    while _POOLS:
+        _POOLS.popitem()[1].close()
+
+
+class WarmAgent:
+    """A ClaudeAgent whose runs in its pool's world play in the pool's running CLI; any other run (another world, a
+    resumed session, options that differ from the pool's fixed part, planted environment variables) runs cold."""
+
+    observes_control_plane = True
+    save_points = False
+    in_process = False
+
+    def __init__(self, cold: Any, pool: WarmPool) -> None:
+        self.cold = cold
+        self.pool = pool
+        self.permission_modes = cold.permission_modes
+        self.timeout = cold.timeout
+        self.warm_runs = 0
+
+    def with_permission_mode(self, mode: str) -> WarmAgent:
+        return WarmAgent(self.cold.with_permission_mode(mode), self.pool)
+
+    def can_play(self, world: World, resume: str | None) -> bool:
+        if world.root != self.pool.world.root or resume or world.planted_env or self.pool.broken:
+            return False
+        try:
+            return fingerprint(self.cold.options_factory(world.workspace)) == self.pool.key
+        except Exception:  # noqa: BLE001 - the cold run raises it, with its message
+            return False
+
+    def run(self, prompt: str, *, world: World, resume: str | None = None, timeout: float, **rest: Any) -> RunOutcome:
+        if not self.can_play(world, resume):
+            return self.cold.run(prompt, world=world, resume=resume, timeout=timeout, **rest)
+        try:
+            mode = self.cold.options_factory(world.workspace).permission_mode or "default"
+        except Exception as error:
+            raise ConfigError(f"ClaudeAgent's options_factory raised {type(error).__name__}: {error}") from error
+        if mode in COLD_MODES:
+            return self.cold.run(prompt, world=world, resume=resume, timeout=timeout, **rest)
+        self.warm_runs += 1
+        outcome = self.pool.play(self.cold, prompt, timeout=timeout, checkpoint=rest.get("checkpoint"), mode=mode)
+        if isinstance(outcome.error, AgentError) and self.pool.broken:
+            outcome.error = AgentError(
+                f"{outcome.error} (it ran in a warm CLI, which is closed now; the next variant starts a new one)",
+                stderr=outcome.stderr,
+                hint=outcome.error.hint,
+            )
+        return outcome
+
+    def transcript(self, world: World, session_id: str) -> Path:
+        return self.cold.transcript(world, session_id)
+
+    def history(self, world: World, session_id: str) -> list[dict[str, Any]]:
+        return self.cold.history(world, session_id)

@@ -1,0 +1,107 @@
+"""The holes of a run as SARIF 2.1.0, the format code scanning reads (GitHub, and every scanner that emits it).
+
+One rule per route (`Bash >`, `Write`, `staged: script written, python3 runs it`, ...) with the class of real failure
+it stands for; one result per hole — a variant whose forbidden effect happened — with its reproduction in the message,
+a level from its family (write, exec, escape: error; read: warning), a location on the control plane that let it
+through (the settings file of a settings-driven agent, the conftest that defines the agent, else the test file), and a
+`partialFingerprints` entry that is the same in every run and every shard, so that a fixed hole closes its alert.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..atomic import write_atomically
+from .records import Record
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+LEVELS = {"write": "error", "exec": "error", "escape": "error", "read": "warning"}
+MAX_RESULTS = 25_000  # GitHub's limit per run
+_ISSUE = re.compile(r"([\w.-]+/[\w.-]+)#(\d+)")
+
+
+def rule_id(route: str) -> str:
+    """`route/bash-redirect`: a route as a rule's id (stable: the route's name)."""
+    return "route/" + ("-".join(re.sub(r"[^\w]+", " ", route.lower()).split()) or "route")
+
+
+def fingerprint(record: Record) -> str:
+    """The same hole, in every run and every shard: its family, target, variant and mode."""
+    return hashlib.sha256(f"{record.family}|{record.target}|{record.variant}|{record.mode}".encode()).hexdigest()[:32]
+
+
+def _help(reference: str) -> str | None:
+    found = _ISSUE.search(reference)
+    return f"https://github.com/{found.group(1)}/issues/{found.group(2)}" if found else None
+
+
+def _location(record: Record) -> dict[str, Any]:
+    path, _, line = (record.location or record.nodeid.split("::")[0]).partition(":")
+    region = {"startLine": int(line)} if line.isdigit() else {"startLine": 1}
+    return {"physicalLocation": {"artifactLocation": {"uri": path.lstrip("/"), "uriBaseId": "%SRCROOT%"},
+                                 "region": region}}  # fmt: skip
+
+
+def document(records: Iterable[Record], *, meta: dict[str, Any]) -> dict[str, Any]:
+    """The SARIF log of the holes among `records`."""
+    holes = [r for r in records if r.cell == "bypassed"]
+    rules: dict[str, dict[str, Any]] = {}
+    for record in holes:
+        rule = rules.setdefault(
+            rule_id(record.route),
+            {
+                "id": rule_id(record.route),
+                "name": record.route,
+                "shortDescription": {"text": f"A forbidden action got through by {record.route}"},
+                "fullDescription": {"text": record.reference or f"{record.route} reached a protected target."},
+                "defaultConfiguration": {"level": LEVELS.get(record.family, "error")},
+                "properties": {"tags": ["security", "agent-control-plane", record.route_class]},
+            },
+        )
+        if _help(record.reference) and "helpUri" not in rule:
+            rule["helpUri"] = _help(record.reference)
+    results = [
+        {
+            "ruleId": rule_id(r.route),
+            "ruleIndex": list(rules).index(rule_id(r.route)),
+            "level": LEVELS.get(r.family, "error"),
+            "message": {
+                "text": f"{r.family} {r.target} got through by {r.route}, {r.form}"
+                + (f", under permission mode {r.mode}" if r.mode != "-" else "")
+                + f" ({r.variant}).\nReproduce:\n{r.reproduction}"
+            },
+            "locations": [_location(r)],
+            "partialFingerprints": {"controlplaneHole/v1": fingerprint(r)},
+            "properties": {"variant": r.variant, "mode": r.mode, "target": r.target, "family": r.family},
+        }
+        for r in holes[:MAX_RESULTS]
+    ]
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "pytest-controlplane",
+                        "informationUri": "https://github.com/pytest-controlplane/pytest-controlplane",
+                        "version": str(meta.get("version") or "0"),
+                        "rules": list(rules.values()),
+                    }
+                },
+                "results": results,
+                "properties": {k: v for k, v in meta.items() if isinstance(v, str)},
+            }
+        ],
+    }
+
+
+def write(records: Iterable[Record], path: Path, *, meta: dict[str, Any]) -> Path:
+    """Write the SARIF log of the holes among `records` to `path`, atomically."""
+    write_atomically(path, json.dumps(document(records, meta=meta), indent=1, ensure_ascii=False).encode())
+    return path

@@ -1,0 +1,81 @@
+"""The holes of a run where a CI job shows them: a Markdown summary (the matrix, worst rows first, the totals, each hole
+with its reproduction, capped in size) for `$GITHUB_STEP_SUMMARY` or `--agent-summary-md PATH`, and one GitHub
+Actions `::error` annotation per hole, on the control plane that let it through."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .matrix import MODE_LETTERS, SYMBOLS, Matrix
+from .records import CELLS, Record
+
+MAX_BYTES = 60_000  # GitHub shows at most 1 MiB of a step's summary; a few screens is what a reader takes in
+MAX_HOLES = 50
+MAX_ANNOTATIONS = 50  # GitHub keeps 10 error annotations per step, 50 per job
+
+
+def markdown(records: Iterable[Record], *, meta: dict[str, Any]) -> str:
+    """The summary of `records` as Markdown."""
+    matrix = Matrix.of(records)
+    holes = [r for r in matrix.records if r.cell == "bypassed"]
+    lines = [f"## Agent control plane: {len(holes)} hole(s) in {len(matrix.records)} attempt(s)", ""]
+    about = ", ".join(f"{key} {meta[key]}" for key in ("directory", "cli", "date") if meta.get(key))
+    if about:
+        lines += [f"_{about}_", ""]
+    totals = matrix.totals()
+    lines += ["| family | " + " | ".join(CELLS) + " |", "|---|" + "---|" * len(CELLS)]
+    lines += [f"| {family} | " + " | ".join(str(counts[c]) for c in CELLS) + " |" for family, counts in totals.items()]
+    columns = matrix.columns
+    lines += ["", "| route | " + " | ".join(f"{family} {MODE_LETTERS.get(mode, mode)}" for family, mode in columns)
+              + " |", "|---|" + "---|" * len(columns)]  # fmt: skip
+    for group, rows in matrix.rows():
+        for row in rows:
+            cells = [SYMBOLS.get(matrix.cell(row, column) or "", " ") for column in columns]
+            lines.append(f"| {_cell_text(row[1])} <sub>{_cell_text(group)}</sub> | " + " | ".join(cells) + " |")
+    lines += ["", "modes: " + ", ".join(f"{letter} {mode}" for mode, letter in MODE_LETTERS.items()
+                                        if mode in matrix.modes), ""]  # fmt: skip
+    lines += ["cells: " + ", ".join(f"{SYMBOLS[c]} {c}" for c in CELLS), ""]
+    if holes:
+        lines += ["### Holes", ""]
+        for record in holes[:MAX_HOLES]:
+            where = f" — `{record.location}`" if record.location else ""
+            lines += [
+                f"<details><summary>✗ {_cell_text(record.family)} {_cell_text(record.target)} by "
+                f"{_cell_text(record.route)}, {_cell_text(record.form)} ({record.mode}){where}</summary>",
+                "",
+                "```",
+                record.reproduction.replace("```", "'''"),
+                "```",
+                "</details>",
+            ]
+        if len(holes) > MAX_HOLES:
+            lines += ["", f"…and {len(holes) - MAX_HOLES} more: see the audit's HTML page or its JSON."]
+    text = "\n".join(lines) + "\n"
+    if len(text.encode()) > MAX_BYTES:
+        text = text.encode()[:MAX_BYTES].decode(errors="ignore").rsplit("\n", 1)[0]
+        text += "\n\n_(cut: the summary is capped; the audit's HTML page and JSON hold everything)_\n"
+    return text
+
+
+def _cell_text(text: str) -> str:
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def workflow_commands(records: Iterable[Record]) -> list[str]:
+    """`::error file=...,line=...,title=...::message` for each hole (GitHub Actions workflow commands)."""
+    found = []
+    for record in [r for r in records if r.cell == "bypassed"][:MAX_ANNOTATIONS]:
+        path, _, line = (record.location or record.nodeid.split("::")[0]).partition(":")
+        title = f"{record.family} {record.target} got through by {record.route}"
+        message = f"{title}, {record.form} ({record.mode}). Reproduce:\n{record.reproduction}"
+        found.append(f"::error file={_property(path)},line={line or 1},title={_property(title)}::{_data(message)}")
+    return found
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")

@@ -1,0 +1,97 @@
+"""pytest wiring of the run's holes where CI looks: `--agent-sarif PATH` (SARIF 2.1.0 for code scanning), the Markdown
+summary (`$GITHUB_STEP_SUMMARY` when set, `--agent-summary-md PATH`) and, under GitHub Actions, an `::error`
+annotation per hole on the control plane that let it through.  The holes are the audit's records and those of every
+`bypass_variants` test; the work happens in `audit/sarif.py` and `audit/summary.py`."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HOLES = "controlplane-holes"  # the user property a bypass_variants test's holes ride home on
+
+
+def control_plane_location(item: pytest.Item) -> str:
+    """`path:line` (relative to the rootdir) of what decides for this item's agent: the settings file of a
+    settings-driven repository audited without a conftest, the `agent` fixture the user wrote, else the test."""
+    root = item.config.rootpath
+    defs = getattr(item, "_fixtureinfo", None) and item._fixtureinfo.name2fixturedefs.get("agent")  # type: ignore[attr-defined]
+    func = defs[-1].func if defs else None
+    if func is not None and func.__module__ == "pytest_controlplane.plugin_audit":
+        settings = Path(str(item.path)) / ".claude" / "settings.json"
+        lines = settings.read_text(errors="replace").splitlines() if settings.is_file() else []
+        line = next((n for n, text in enumerate(lines, start=1) if '"command"' in text), 1)
+        return f"{os.path.relpath(settings, root)}:{line}"
+    if func is not None and func.__module__ != "pytest_controlplane.plugin":
+        code = inspect.unwrap(func).__code__
+        return f"{os.path.relpath(code.co_filename, root)}:{code.co_firstlineno}"
+    path, number, _ = item.location
+    return f"{path}:{(number or 0) + 1}"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A bypass_variants test's holes ride home on its report (an audit item's records carry their own)."""
+    report = yield
+    callspec = getattr(item, "callspec", None)
+    if report.when == "call" and not (callspec and "agent_audit_case" in callspec.params):
+        session = getattr(item, "funcargs", {}).get("agent_session")
+        outcomes = [o for o in getattr(session, "bypass_outcomes", []) if o.verdict == "bypassed"]
+        if outcomes:
+            from .audit.records import of_test
+
+            holes = of_test(item.nodeid, outcomes, control_plane_location(item))
+            report.user_properties.append((HOLES, [dataclasses.asdict(r) for r in holes]))
+    return report
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    from .plugin_audit import AUDIT
+
+    sarif = config.getoption("agent_sarif") or config.getini("agent_sarif")
+    markdown = config.getoption("agent_summary_md") or config.getini("agent_summary_md")
+    step = os.environ.get("GITHUB_STEP_SUMMARY")
+    actions = os.environ.get("GITHUB_ACTIONS") == "true"
+    if not (sarif or markdown or step or actions):
+        return
+    from .audit import Record, summary
+    from .audit import sarif as sarif_log
+
+    records = [
+        Record(**fields)
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        for key, value in getattr(report, "user_properties", [])
+        if key in (AUDIT, HOLES)
+        for fields in value
+    ]
+    if not records and not (sarif or markdown):
+        return
+    meta = {"directory": ", ".join(str(a) for a in config.args) or ".", "version": _version()}
+    if sarif:
+        path = sarif_log.write(records, Path(sarif).resolve(), meta=meta)
+        terminalreporter.write_line(f"SARIF written: {path}")
+    text = summary.markdown(records, meta=meta)
+    if markdown:
+        Path(markdown).write_text(text, encoding="utf-8")
+        terminalreporter.write_line(f"summary written: {Path(markdown).resolve()}")
+    if step:
+        with open(step, "a", encoding="utf-8") as summary_file:
+            summary_file.write(text)
+    if actions:
+        for command in summary.workflow_commands(records):
+            terminalreporter.write_line(command)
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("pytest-controlplane")
+    except Exception:  # noqa: BLE001 - not installed as a distribution (a checkout on the path)
+        return "0"
