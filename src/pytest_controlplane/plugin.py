@@ -12,12 +12,19 @@ import pytest
 
 from . import config as settings_
 from .errors import ConfigError, ControlPlaneError
+from .plugin_ci import report_agent_test
+from .plugin_warm import warm_pool
 
 if TYPE_CHECKING:
     from .gateway import ModelGateway, ScriptedModel
 
-# The audit's wiring (--agent-audit), and the run's holes where CI looks (SARIF, the job summary, annotations).
-pytest_plugins = ["pytest_controlplane.plugin_audit", "pytest_controlplane.plugin_ci"]
+# The audit's wiring (--agent-audit), the run's holes where CI looks (SARIF, the job summary, annotations), and the
+# warm CLIs bypass variants and audit items play in.
+pytest_plugins = [
+    "pytest_controlplane.plugin_audit",
+    "pytest_controlplane.plugin_ci",
+    "pytest_controlplane.plugin_warm",
+]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -91,7 +98,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 _CALL_FAILED = pytest.StashKey[bool]()
 _SETTINGS = pytest.StashKey[settings_.RunSettings]()
-_WARM_BASE = pytest.StashKey[Any]()
 _PLANTINGS = pytest.StashKey[Any]()
 
 
@@ -117,41 +123,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.user_properties.append((CASSETTE, str(gateway.cassette_path)))
     session = funcargs.get("agent_session")
     if report.when == "call" and session is not None and not isinstance(session, BaseException):
-        _report_agent_test(item, report, session)
+        report_agent_test(item, report, session, item.stash[_SETTINGS].mode if _SETTINGS in item.stash else "")
     return report
-
-
-def _report_agent_test(item: pytest.Item, report: pytest.TestReport, session: Any) -> None:
-    """The test's numbers ride on its report (so xdist brings them home); a failure (or --agent-report) gets
-    an HTML report, named in the failure's output."""
-    from . import report as reports
-    from .report.terminal import REPORT, properties
-
-    config = item.config
-    mode = item.stash[_SETTINGS].mode if _SETTINGS in item.stash else ""
-    report.user_properties += properties(session, mode=mode)
-    chosen = config.getoption("agent_report") or config.getini("agent_report")
-    if not (chosen or report.failed):
-        return
-    directory = Path(chosen) if chosen else config.rootpath / "controlplane-report"
-    if not directory.is_absolute():
-        directory = config.rootpath / directory
-    data = reports.collect(
-        session,
-        test=item.nodeid,
-        outcome=report.outcome,
-        failure=report.longreprtext,
-        mode=mode,
-        canaries=session.plantings.canaries,
-    )
-    path = reports.write(directory, data)
-    report.sections.append(("controlplane report", f"Agent report: {path}"))
-    report.user_properties.append((REPORT, str(path)))
-    html = config.pluginmanager.getplugin("html")
-    if html is not None:  # pytest-html: link it from there too
-        extras = getattr(report, "extras", [])
-        extras.append(html.extras.url(path.as_uri(), name="agent report"))
-        report.extras = extras  # type: ignore[attr-defined]  # pytest-html's own attribute, not in TestReport
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -375,7 +348,7 @@ def agent_session(
         run = _settings(request)
         template = run.workspace_template or agent_workspace_template
         policy = config.getoption("agent_inconclusive") or config.getini("agent_inconclusive") or "fail"
-        pool = _warm_pool(request, agent, template)
+        pool = warm_pool(request, agent, template)
         if pool is not None:
             session = AgentSession.create_warm(
                 agent, pool, request.node.nodeid, scratch=tmp_path, plantings=_plantings(request),
@@ -399,23 +372,3 @@ def agent_session(
         )
     except ControlPlaneError as error:
         _fail(error)
-
-
-def _warm_pool(request: pytest.FixtureRequest, agent: Any, template: Path | None) -> Any:
-    """The warm pool a bypass variant or audit item plays in (ini agent_warm, default true), or None: cold."""
-    node = request.node
-    if not request.config.getini("agent_warm") or not (
-        node.get_closest_marker("bypass_variants") or "agent_audit_case" in request.fixturenames
-    ):
-        return None
-    from .agents.warm import pool_for
-
-    if _WARM_BASE not in request.config.stash:  # one folder per process for its pools' worlds
-        request.config.stash[_WARM_BASE] = request.getfixturevalue("tmp_path_factory").mktemp("controlplane-warm")
-    return pool_for(agent, Path(template) if template is not None else None, request.config.stash[_WARM_BASE])
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Close the warm CLIs this process kept."""
-    if "pytest_controlplane.agents.warm" in sys.modules:
-        sys.modules["pytest_controlplane.agents.warm"].close_pools()

@@ -1,4 +1,5 @@
-"""pytest wiring of the run's holes where CI looks: `--agent-sarif PATH` (SARIF 2.1.0 for code scanning), the Markdown
+"""pytest wiring of what a run leaves to be read: each agent test's HTML report (for a failure, or --agent-report), and
+the run's holes where CI looks: `--agent-sarif PATH` (SARIF 2.1.0 for code scanning), the Markdown
 summary (`$GITHUB_STEP_SUMMARY` when set, `--agent-summary-md PATH`) and, under GitHub Actions, an `::error`
 annotation per hole on the control plane that let it through.  The holes are the audit's records and those of every
 `bypass_variants` test; the work happens in `audit/sarif.py` and `audit/summary.py`."""
@@ -14,6 +15,38 @@ from typing import Any
 import pytest
 
 HOLES = "controlplane-holes"  # the user property a bypass_variants test's holes ride home on
+
+
+def report_agent_test(item: pytest.Item, report: pytest.TestReport, session: Any, mode: str) -> None:
+    """The test's numbers ride on its report (so xdist brings them home); a failure (or --agent-report) gets
+    an HTML report, named in the failure's output."""
+    from . import report as reports
+    from .report.terminal import REPORT, properties
+
+    config = item.config
+    report.user_properties += properties(session, mode=mode)
+    chosen = config.getoption("agent_report") or config.getini("agent_report")
+    if not (chosen or report.failed):
+        return
+    directory = Path(chosen) if chosen else config.rootpath / "controlplane-report"
+    if not directory.is_absolute():
+        directory = config.rootpath / directory
+    data = reports.collect(
+        session,
+        test=item.nodeid,
+        outcome=report.outcome,
+        failure=report.longreprtext,
+        mode=mode,
+        canaries=session.plantings.canaries,
+    )
+    path = reports.write(directory, data)
+    report.sections.append(("controlplane report", f"Agent report: {path}"))
+    report.user_properties.append((REPORT, str(path)))
+    html = config.pluginmanager.getplugin("html")
+    if html is not None:  # pytest-html: link it from there too
+        extras = getattr(report, "extras", [])
+        extras.append(html.extras.url(path.as_uri(), name="agent report"))
+        report.extras = extras  # type: ignore[attr-defined]  # pytest-html's own attribute, not in TestReport
 
 
 def control_plane_location(item: pytest.Item) -> str:

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from .agents.adapter import AgentAdapter, store_reader
 from .agents.hook_runs import HookListener, credit, log_size, read_runs
-from .agents.outcome import RunOutcome, calls_seen_by_model
-from .agents.process import detached, process_ids, reap, stderr_tail
+from .agents.outcome import RunOutcome, calls_seen_by_model, raise_for
+from .agents.process import detached, process_ids, reap
 from .agents.settings_hooks import RECORDER, CommandHook, Restorer, WorldHooks
 from .agents.world import World
 from .effects import Effects
 from .effects.attribution import HookWindow
-from .errors import AgentError, ConfigError, ControlPlaneError, ours
+from .errors import AgentError, ConfigError, ours
 from .gateway.scripted import Block, ScriptedModel, text
 from .gateway.server import ModelGateway
 from .tool_call import ToolCall
@@ -230,37 +230,8 @@ class AgentSession:
                 settings.restore()  # a warm CLI read them wrapped when it started: they stay so (agents/warm.py)
         outcome.stray_processes = stray
         self.runs.append(outcome)
-        self._raise_what_went_wrong(outcome, answered=len(self.gateway.exchanges) > before)
+        raise_for(outcome, self.gateway.take_problem(), answered=len(self.gateway.exchanges) > before)
         return outcome
-
-    def _raise_what_went_wrong(self, outcome: RunOutcome, *, answered: bool) -> None:
-        """The run's failure, the most telling account first: the gateway's own (it beats the agent's paraphrase of
-        a 403), a callback that raised, the agent's error, or a run that never called the model."""
-        problem = self.gateway.take_problem()
-        if problem is not None:
-            raise problem
-        if outcome.callback_errors:
-            raise AgentError(
-                "A control-plane callback raised during the run (the SDK swallows these): "
-                + "; ".join(outcome.callback_errors),
-                hint="Fix the callback: a hook or can_use_tool that raises decides nothing.",
-            )
-        if isinstance(outcome.error, ControlPlaneError):
-            raise outcome.error
-        if outcome.error is not None:
-            raise AgentError(
-                f"The agent failed: {type(outcome.error).__name__}: {outcome.error}\n"
-                f"stderr tail:\n{stderr_tail(outcome.stderr)}",
-                stderr=outcome.stderr,
-                hint="The error and the stderr tail say why: the adapter's run() raised it, not the control plane.",
-            ) from outcome.error
-        if not answered:
-            raise AgentError(
-                f"The agent finished without calling the model once.\nstderr tail:\n{stderr_tail(outcome.stderr)}",
-                stderr=outcome.stderr,
-                hint="Check that the agent honours ANTHROPIC_BASE_URL (it is set to the gateway) and "
-                "reads its prompt (from stdin, for a CommandAgent).",
-            )
 
     def run(self, prompt: str) -> RunOutcome:
         """Run the agent on `prompt` in a new session."""

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import AgentError, ControlPlaneError
 from ..tool_call import ToolCall
+from .process import stderr_tail
 
 
 @dataclass
@@ -49,3 +51,32 @@ def calls_seen_by_model(exchanges: list[Any]) -> list[ToolCall]:
                     block["id"], ToolCall(block["id"], block["name"], dict(block.get("input") or {}), observed=False)
                 )
     return list(calls.values())
+
+
+def raise_for(outcome: RunOutcome, problem: ControlPlaneError | None, *, answered: bool) -> None:
+    """The run's failure, the most telling account first: the gateway's own `problem` (it beats the agent's paraphrase
+    of a 403), a callback that raised, the agent's error, or a run that never called the model (`answered` False)."""
+    if problem is not None:
+        raise problem
+    if outcome.callback_errors:
+        raise AgentError(
+            "A control-plane callback raised during the run (the SDK swallows these): "
+            + "; ".join(outcome.callback_errors),
+            hint="Fix the callback: a hook or can_use_tool that raises decides nothing.",
+        )
+    if isinstance(outcome.error, ControlPlaneError):
+        raise outcome.error
+    if outcome.error is not None:
+        raise AgentError(
+            f"The agent failed: {type(outcome.error).__name__}: {outcome.error}\n"
+            f"stderr tail:\n{stderr_tail(outcome.stderr)}",
+            stderr=outcome.stderr,
+            hint="The error and the stderr tail say why: the adapter's run() raised it, not the control plane.",
+        ) from outcome.error
+    if not answered:
+        raise AgentError(
+            f"The agent finished without calling the model once.\nstderr tail:\n{stderr_tail(outcome.stderr)}",
+            stderr=outcome.stderr,
+            hint="Check that the agent honours ANTHROPIC_BASE_URL (it is set to the gateway) and "
+            "reads its prompt (from stdin, for a CommandAgent).",
+        )
