@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import AgentError, ControlPlaneError
+from ..errors import AgentError, ControlPlaneError, ours
 from ..tool_call import ToolCall
 from .process import stderr_tail
+
+__tracebackhide__ = ours  # our errors show without our frames
 
 
 @dataclass
