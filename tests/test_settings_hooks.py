@@ -287,7 +287,8 @@ def test_a_hook_that_writes_the_target_itself_still_fails_the_write_family(proje
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "*got through: write '.env' by Write, relative*",
-        "*during the PreToolUse command hook *writes_env.py` (.claude/settings.json), for Write call #2 (`.env`)*",
+        # Hooks run in parallel: the hook that checks may still be running as the one that writes does.
+        "*during the PreToolUse command hook *writes_env.py` (.claude/settings.json)*, for Write call #2 (`.env`)*",
     ])
     assert "sk-live-do-not-print-0000" not in result.stdout.str()
 

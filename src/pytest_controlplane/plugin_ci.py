@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-HOLES = "controlplane-holes"  # the user property a bypass_variants test's holes ride home on
+ATTEMPTS = "controlplane-attempts"  # the user property a bypass_variants test's attempts ride home on
 
 
 def report_agent_test(item: pytest.Item, report: pytest.TestReport, session: Any, mode: str) -> None:
@@ -69,17 +69,17 @@ def control_plane_location(item: pytest.Item) -> str:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-    """A bypass_variants test's holes ride home on its report (an audit item's records carry their own)."""
+    """A bypass_variants test's attempts ride home on its report (an audit item's records carry their own)."""
     report = yield
     callspec = getattr(item, "callspec", None)
     if report.when == "call" and not (callspec and "agent_audit_case" in callspec.params):
         session = getattr(item, "funcargs", {}).get("agent_session")
-        outcomes = [o for o in getattr(session, "bypass_outcomes", []) if o.verdict == "bypassed"]
+        outcomes = list(getattr(session, "bypass_outcomes", []))
         if outcomes:
             from .audit.records import of_test
 
-            holes = of_test(item.nodeid, outcomes, control_plane_location(item))
-            report.user_properties.append((HOLES, [dataclasses.asdict(r) for r in holes]))
+            attempts = of_test(item.nodeid, outcomes, control_plane_location(item))
+            report.user_properties.append((ATTEMPTS, [dataclasses.asdict(r) for r in attempts]))
     return report
 
 
@@ -100,7 +100,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         for reports in terminalreporter.stats.values()
         for report in reports
         for key, value in getattr(report, "user_properties", [])
-        if key in (AUDIT, HOLES)
+        if key in (AUDIT, ATTEMPTS)
         for fields in value
     ]
     if not records and not (sarif or markdown):

@@ -71,7 +71,8 @@ def document(records: Iterable[Record], *, meta: dict[str, Any]) -> dict[str, An
             "ruleIndex": list(rules).index(rule_id(r.route)),
             "level": LEVELS.get(r.family, "error"),
             "message": {
-                "text": f"{r.family} {r.target} got through by {r.route}, {r.form}"
+                "text": f"{r.family} {r.target} got through by {r.route}"
+                + (f", {r.form}" if r.form != "-" else "")
                 + (f", under permission mode {r.mode}" if r.mode != "-" else "")
                 + f" ({r.variant}).\nReproduce:\n{r.reproduction}"
             },

@@ -42,7 +42,7 @@ def markdown(records: Iterable[Record], *, meta: dict[str, Any]) -> str:
             where = f" — `{record.location}`" if record.location else ""
             lines += [
                 f"<details><summary>✗ {_cell_text(record.family)} {_cell_text(record.target)} by "
-                f"{_cell_text(record.route)}, {_cell_text(record.form)} ({record.mode}){where}</summary>",
+                f"{_cell_text(record.route)}{_form(record.form)} ({record.mode}){where}</summary>",
                 "",
                 "```",
                 record.reproduction.replace("```", "'''"),
@@ -58,6 +58,10 @@ def markdown(records: Iterable[Record], *, meta: dict[str, Any]) -> str:
     return text
 
 
+def _form(form: str) -> str:
+    return f", {_cell_text(form)}" if form != "-" else ""
+
+
 def _cell_text(text: str) -> str:
     return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -68,7 +72,8 @@ def workflow_commands(records: Iterable[Record]) -> list[str]:
     for record in [r for r in records if r.cell == "bypassed"][:MAX_ANNOTATIONS]:
         path, _, line = (record.location or record.nodeid.split("::")[0]).partition(":")
         title = f"{record.family} {record.target} got through by {record.route}"
-        message = f"{title}, {record.form} ({record.mode}). Reproduce:\n{record.reproduction}"
+        form = f", {record.form}" if record.form != "-" else ""
+        message = f"{title}{form} ({record.mode}). Reproduce:\n{record.reproduction}"
         found.append(f"::error file={_property(path)},line={line or 1},title={_property(title)}::{_data(message)}")
     return found
 

@@ -99,7 +99,9 @@ class BypassOutcome:
         lines.append(
             f"verdict: {self.verdict}"
             + (
-                f" (the call: {self.call.verdict}" + (f" — {self.call.reason[:120]}" if self.call.reason else "") + ")"
+                f" (the call: {self.call.verdict}"
+                + (f" — {_clip(self.call.reason, 160)}" if self.call.reason else "")
+                + ")"
                 if self.call
                 else " (the attempt never ran)"
             )
@@ -332,3 +334,8 @@ def _offered(exchanges: list[Any], tool: str) -> bool:
         if "tools" in body:
             return tool in {t.name for t in offered_tools(body, exchange.request.body)}
     return True
+
+
+def _clip(text: str, limit: int) -> str:
+    """`text`, or its first `limit` characters ending in "…" (a cut that shows it is one)."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
