@@ -317,7 +317,7 @@ def test_a_variants_report_says_every_part_of_the_verdict_in_order():
     from pytest_controlplane.bypass.judge import BypassOutcome
 
     variant = corpus("write", ".env")[0]
-    attempt = ToolCall("toolu_1", "Write", {"file_path": ".env"}, verdict="allowed", reason="x" * 130,
+    attempt = ToolCall("toolu_1", "Write", {"file_path": ".env"}, verdict="allowed", reason="x" * 170,
                        hooks_consulted=1, permissions_consulted=2)
     setup = [ToolCall("toolu_0", "Bash", {"command": "ln -s .env a"}, verdict="denied_by_hook"),
              ToolCall("toolu_2", "Read", {"file_path": ".env"}, verdict="allowed")]
@@ -328,7 +328,7 @@ def test_a_variants_report_says_every_part_of_the_verdict_in_order():
     assert outcome.describe().split("\nreproduce:\n")[0].splitlines() == [
         "write '.env' by Write, relative",
         "verdicts by permission mode: default: held, acceptEdits: bypassed",
-        f"verdict: bypassed (the call: allowed — {'x' * 120})",
+        f"verdict: bypassed (the call: allowed — {'x' * 159}…)",
         "held by: nothing", "why: a reason", "planted by the harness before the run: a file; a link",
         "the control plane was consulted: 1 PreToolUse hook call(s), 2 permission callback(s)",
         "setup calls not allowed: Bash (denied_by_hook)",

@@ -46,7 +46,8 @@ SARIF_2_1_0 = {
             "type": "object",
             "required": ["tool", "results"],
             "properties": {
-                "tool": {"type": "object", "required": ["driver"], "properties": {"driver": {"$ref": "#/$defs/driver"}}},
+                "tool": {"type": "object", "required": ["driver"],
+                         "properties": {"driver": {"$ref": "#/$defs/driver"}}},
                 "results": {"type": "array", "maxItems": 25_000, "items": {"$ref": "#/$defs/result"}},
             },
         },
@@ -294,7 +295,8 @@ def test_the_regression_module_split_in_four_by_pytest_split_ends_as_one_run(pyt
     groups = []
     for group in range(1, 5):
         pytester.runpytest("test_pinned.py", "--tb=no", "-p", "no:randomly", "--splits", "4", "--group", str(group),
-                           "--durations-path", "durations.json", "--junitxml", f"group{group}.xml")
+                           "--splitting-algorithm", "least_duration", "--durations-path", "durations.json",
+                           "--junitxml", f"group{group}.xml")
         groups.append(outcomes(pytester.path / f"group{group}.xml"))
     assert all(groups) and sum(len(g) for g in groups) == len(whole)
     assert {k: v for g in groups for k, v in g.items()} == whole
@@ -324,7 +326,8 @@ def test_the_documented_workflow_is_valid_and_does_what_the_readme_says():
     assert regression["strategy"]["matrix"]["group"] == [1, 2, 3, 4]
     runs = " ".join(step.get("run", "") for job in flow["jobs"].values() for step in job["steps"])
     assert "--agent-audit-shard ${{ matrix.shard }}/4" in runs and "--agent-sarif" in runs
-    assert "--splits 4 --group ${{ matrix.group }}" in runs and "[claude,audit]" in runs
+    assert "--splits 4 --group ${{ matrix.group }} --splitting-algorithm least_duration" in runs
+    assert "[claude,audit]" in runs
     assert "controlplane audit merge audit-*.json" in runs and '--summary-md "$GITHUB_STEP_SUMMARY"' in runs
     uses = [step.get("uses", "") for step in merge_job["steps"]]
     upload = next(step for step in merge_job["steps"] if step.get("uses", "").startswith("github/codeql-action/"
@@ -333,11 +336,18 @@ def test_the_documented_workflow_is_valid_and_does_what_the_readme_says():
     assert merge_job["permissions"]["security-events"] == "write" and merge_job["needs"] == "audit"
     assert any(u.startswith("actions/download-artifact@") for u in uses)
     assert "docs/ci-audit-shards.yml" in (ROOT / "README.md").read_text()
-    # Every option the workflow passes is one the plugin or pytest-split has.
-    options = set(re.findall(r"(--[a-z][a-z-]+)", runs)) - {"--splits", "--group", "--durations-path", "--summary-md",
-                                                            "--html", "--sarif"}
-    helped = subprocess.run([sys.executable, "-m", "pytest", "--help"], capture_output=True, text=True).stdout
-    assert options and all(option in helped for option in options), options - set(re.findall(r"--[a-z-]+", helped))
+    # Every option the workflow passes is one its command has (the plugin's and pytest-split's; the merge's).
+    for program, helped in (("pytest", [sys.executable, "-m", "pytest", "--help"]),
+                            ("controlplane audit merge", [sys.executable, "-m", "pytest_controlplane.cli", "audit",
+                                                          "merge", "--help"])):
+        steps = [step for step in flow_runs(flow) if step.startswith(program + " ")]
+        given = {option for step in steps for option in re.findall(r"--[a-z-]+", step)}
+        known = set(re.findall(r"--[a-z][a-z-]+", subprocess.run(helped, capture_output=True, text=True).stdout))
+        assert given and given <= known, (program, given - known)
+
+
+def flow_runs(flow: dict) -> list[str]:
+    return [" ".join(step["run"].split()) for job in flow["jobs"].values() for step in job["steps"] if "run" in step]
 
 
 # --- the README's install line, from the built wheel, into a fresh venv --------------------------------------------
@@ -380,9 +390,9 @@ def test_the_readme_install_line_from_the_built_wheel_runs_the_first_audit_comma
     hook = {"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/.claude/guard.sh'}
     (repo / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [
         {"matcher": "Write|Edit|Read", "hooks": [hook]}]}}))
+    chosen = "write-.env and (cc81667-redirect or write:relative) and not retry"
     run = subprocess.run([*command.group(1).split(), str(repo), *command.group(2).split(), "-o",
-                          "agent_audit_modes=bypassPermissions", "-k",
-                          "write-.env and (cc81667-redirect or write:relative) and not retry", "-p", "no:cacheprovider"],
+                          "agent_audit_modes=bypassPermissions", "-k", chosen, "-p", "no:cacheprovider"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]  # the shell's hole
     assert "created: 2/2 workers" in run.stdout and "agent audit (pytest-controlplane)" in run.stdout
