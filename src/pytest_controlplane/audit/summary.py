@@ -39,7 +39,7 @@ def markdown(records: Iterable[Record], *, meta: dict[str, Any]) -> str:
     if holes:
         lines += ["### Holes", ""]
         for record in holes[:MAX_HOLES]:
-            where = f" — `{record.location}`" if record.location else ""
+            where = f" — <code>{_cell_text(record.location)}</code>" if record.location else ""
             lines += [
                 f"<details><summary>✗ {_cell_text(record.family)} {_cell_text(record.target)} by "
                 f"{_cell_text(record.route)}{_form(record.form)} ({record.mode}){where}</summary>",
