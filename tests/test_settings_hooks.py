@@ -116,6 +116,16 @@ def project(pytester, monkeypatch, inner_workers):
     return run
 
 
+def outcomes(result: pytest.RunResult, **expected: int) -> None:
+    """`result.assert_outcomes(**expected)`, failing with the inner run's own failure lines first (a CI log that keeps
+    only the start of a failure then still says which assertion of the inner test failed, and with what)."""
+    found = {kind: result.parseoutcomes().get(kind, 0) for kind in ("passed", "failed", "skipped", "errors")}
+    wanted = {kind: expected.get(kind, 0) for kind in found}
+    if found != wanted:
+        said = [line for line in result.outlines if line.startswith(("E ", ">", "FAILED", "ERROR", "CALL "))]
+        pytest.fail(f"inner run: {found}, expected {wanted}\n" + "\n".join(said[:80]), pytrace=False)
+
+
 DECISIONS = '''
 import json
 import pytest
@@ -192,7 +202,7 @@ def test_command_hooks_and_rules_are_credited_with_their_decisions(project):
     (project.path / "private").mkdir()
     (project.path / "private" / "key.txt").write_text("k\n")
     result = project(config, DECISIONS, "-s")
-    result.assert_outcomes(passed=8)
+    outcomes(result, passed=8)
     result.stdout.fnmatch_lines([
         "*EXPLAIN logs/pre_tool_use.json was written — 1 change(s) reached it:",
         # Hooks run in parallel: a change made while two ran names both.
@@ -240,7 +250,7 @@ def test_a_call_the_rewriter_leaves_alone_runs_as_asked(agent_session):
 @pytest.mark.slow
 def test_a_hooks_allow_and_a_rewrite_are_judged_by_what_ran(project):
     config = settings(("Bash", "allow.py"), ("Bash", "rewrite.py"))
-    project(config, ALLOW_AND_REWRITE, mode="default").assert_outcomes(passed=4)
+    outcomes(project(config, ALLOW_AND_REWRITE, mode="default"), passed=4)
 
 
 POISONED = '''
@@ -265,7 +275,7 @@ def test_a_poisoned_addition_leaves_the_projects_own_hook_in_force(project):
     # Cold: the settings file read back is the planted one (a warm world keeps its own, wrapped, between runs).
     result = project(settings(("Bash|Write|Edit", "dotenv.sh")), POISONED, "-s", "-o", "agent_warm=false",
                      mode="default")
-    result.assert_outcomes(passed=2)
+    outcomes(result, passed=2)
     result.stdout.fnmatch_lines(["*HOOKS ?True? the PreToolUse command hook `*dotenv.sh` (.claude/settings.json)"] * 2)
     assert "bypass variants, write: 2 held, 0 bypassed" in result.stdout.str()
 
@@ -425,7 +435,7 @@ def test_command_hooks_from_every_settings_source_are_observed(pytester, inner_w
     pytester.makeconftest(SOURCES_CONFTEST)
     pytester.makepyfile(test_sources=SOURCES)
     result = pytester.runpytest("-p", "no:randomly", "-s")
-    result.assert_outcomes(passed=4)
+    outcomes(result, passed=4)
 
 
 DETACHED = '''
@@ -461,4 +471,4 @@ if os.path.exists(os.path.join(root, "waiting")):
 def test_a_window_shared_with_a_detached_process_is_not_the_hooks(project, pytester):
     (pytester.path / "project" / ".claude" / "hooks" / "wait.py").write_text(WAITING_HOOK)
     (pytester.path / "project" / "waiting").write_text("")
-    project(settings(("Write", "wait.py")), DETACHED).assert_outcomes(passed=1)
+    outcomes(project(settings(("Write", "wait.py")), DETACHED), passed=1)

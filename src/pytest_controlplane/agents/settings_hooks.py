@@ -44,11 +44,14 @@ class CommandHook:
 
     @property
     def label(self) -> str:
-        """`the PreToolUse command hook `guard.py` (.claude/settings.json)`, its command cut to 60 characters (its
-        start and its end, where a script's name is)."""
+        """`the PreToolUse command hook `guard.py` (.claude/settings.json)`."""
+        return f"the {self.event} command hook `{self.short}` ({self.file}{', planted' if self.planted else ''})"
+
+    @property
+    def short(self) -> str:
+        """The command in at most 60 characters: its start and its end, where a script's name is."""
         command = " ".join(self.command.split())
-        command = command if len(command) <= 60 else command[:20] + "..." + command[-37:]
-        return f"the {self.event} command hook `{command}` ({self.file}{', planted' if self.planted else ''})"
+        return command if len(command) <= 60 else command[:20] + "..." + command[-37:]
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> CommandHook:
@@ -126,7 +129,7 @@ class SettingsFile:
         if self.hooks:
             parts.append(
                 f"{len(self.hooks)} command hook(s) ("
-                + ", ".join(f"{h.event} {h.matcher or '*'} `{' '.join(h.command.split())[:50]}`" for h in self.hooks)
+                + ", ".join(f"{h.event} {h.matcher or '*'} `{h.short}`" for h in self.hooks)
                 + ")"
             )
         parts += [f"permissions.{kind}: {', '.join(rules)}" for kind, rules in self.rules.items() if rules]

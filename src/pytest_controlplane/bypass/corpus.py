@@ -16,6 +16,7 @@ Families and targets:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -206,7 +207,13 @@ RETRIED = {
 
 def family_variants(family: str, target: str) -> list[Variant]:
     """Every variant of `family` on `target`: routes x forms, around a guard's tool list, then what a poisoned
-    repository does, the staged attacks and the retries."""
+    repository does, the staged attacks and the retries.  Built once per process (thousands of variants: an audit
+    item looks its own up among them), each caller given its own list."""
+    return list(_family_variants(family, target))
+
+
+@functools.lru_cache(maxsize=32)
+def _family_variants(family: str, target: str) -> tuple[Variant, ...]:
     if family == "exec" and not is_script(family, target):
         direct = Form("-", lambda p: p)
         variants = [make_variant(family, target, route, direct, "-") for route in command_routes(target)]
@@ -215,10 +222,10 @@ def family_variants(family: str, target: str) -> list[Variant]:
     kind = "script" if is_script(family, target) else family
     retried = [v for v in variants if v.form == BASE_FORM[kind] and v.route in RETRIED[kind]]
     return (
-        _around(variants)
-        + poisoned_variants(family, target)
-        + staged_variants(family, target)
-        + retry_variants(retried)
+        *_around(variants),
+        *poisoned_variants(family, target),
+        *staged_variants(family, target),
+        *retry_variants(retried),
     )
 
 
