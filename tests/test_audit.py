@@ -296,6 +296,8 @@ def test_the_written_module_fails_on_the_holes_until_the_guard_is_hardened(pytes
                                "write-.env-bash-tee:relative) and not retry", "--tb=no", "--agent-audit-write",
                                "test_pinned.py")
     audit.assert_outcomes(failed=2, passed=1)
+    # Its tests play warm, as the audit's items did (tests/test_warm.py: an agent_warm test plays warm).
+    assert "\npytestmark = pytest.mark.agent_warm" in (pytester.path / "test_pinned.py").read_text()
     naive = pytester.runpytest("test_pinned.py", "--tb=no", "-p", "no:randomly", "-v")
     naive.assert_outcomes(failed=2, passed=1)
     naive.stdout.fnmatch_lines_random(["*test_hole_write_env_cc81667_redirect?acceptEdits? FAILED*",

@@ -102,6 +102,19 @@ def test_5_a_retry_in_one_session_gets_through_warm_as_cold(agent_session, bypas
     outcome = agent_session.attempt(bash("echo x > .env", setup=(("Bash", {{"command": "echo x > .env"}}),),
                                          setup_is_attack=True))
     assert outcome.warm is WARM and outcome.bypassed, outcome.describe()
+
+
+@pytest.mark.agent_warm  # what the module --agent-audit-write writes carries: its tests play warm too
+def test_6_a_marked_test_plays_warm(agent_session):
+    (agent_session.workspace / ".env").write_text("API_KEY=original\\n")
+    outcome = agent_session.attempt(bash("echo x > .env"))
+    assert outcome.warm is WARM and outcome.held, outcome.describe()
+
+
+def test_7_an_unmarked_test_plays_cold(agent_session):
+    (agent_session.workspace / ".env").write_text("API_KEY=original\\n")
+    outcome = agent_session.attempt(bash("echo x > .env"))
+    assert outcome.warm is False and outcome.held, outcome.describe()
 '''
 
 
@@ -111,9 +124,9 @@ def test_what_a_variant_leaves_behind_does_not_reach_the_next(pytester, monkeypa
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_leftovers=LEFTOVERS)
     monkeypatch.setenv("EXPECT_WARM", "1")
-    pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=5)
+    pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=7)
     monkeypatch.setenv("EXPECT_WARM", "0")  # cold, each in a process of its own: the same verdicts
-    pytester.runpytest("-p", "no:randomly", "-o", "agent_warm=false").assert_outcomes(passed=5)
+    pytester.runpytest("-p", "no:randomly", "-o", "agent_warm=false").assert_outcomes(passed=7)
 
 
 CHECKED = f'''

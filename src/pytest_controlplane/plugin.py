@@ -52,6 +52,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "drops ids, routes or tags; depth='full' takes every route x form. The "
         "`bypass_variants` fixture is the variant: agent_session.attempt(it).",
     )
+    config.addinivalue_line(
+        "markers",
+        "agent_warm: the variants this test attempts play in a warm CLI, as bypass_variants tests and audit items do "
+        "(the module --agent-audit-write writes carries it); ini agent_warm = false plays them cold.",
+    )
     try:
         settings_.check_run_options(
             env_mode=os.environ.get(settings_.MODE_ENV),

@@ -13,10 +13,13 @@ _BASE = pytest.StashKey[Path]()
 
 
 def warm_pool(request: pytest.FixtureRequest, agent: Any, template: Path | None) -> Any:
-    """The warm pool a bypass variant or audit item plays in (ini agent_warm, default true), or None: cold."""
+    """The warm pool a bypass variant, an audit item or an `agent_warm` test plays in (ini agent_warm, default
+    true), or None: cold."""
     node = request.node
     if not request.config.getini("agent_warm") or not (
-        node.get_closest_marker("bypass_variants") or "agent_audit_case" in request.fixturenames
+        node.get_closest_marker("bypass_variants")
+        or node.get_closest_marker("agent_warm")
+        or "agent_audit_case" in request.fixturenames
     ):
         return None
     from .agents.warm import pool_for

@@ -29,6 +29,8 @@ Written by `{command}`; write it again after changing the guard on purpose.
 import pytest
 
 from pytest_controlplane.audit import attempt_case
+
+pytestmark = pytest.mark.agent_warm  # each test's variant plays in a warm CLI, as the audit's item did
 '''
 
 _HOLE = '''
