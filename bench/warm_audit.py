@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).parent.parent
+sys.path.insert(0, str(REPO / "tools"))
+from compare_audit_runs import statuses  # noqa: E402  (test name -> failed / skipped / error / passed)
 
 
 def audit(guard: str, warm: bool, out: Path, modes: str, module: Path | None = None) -> tuple[int, float]:
@@ -62,13 +64,6 @@ def regression(guard: str, module: Path, out: Path) -> None:
     print(f"  {alike} of {len(ended[True])} tests ended alike; {len(differ)} differ", flush=True)
     for name in differ[:20]:
         print(f"    {name}: warm {ended[True].get(name)}, cold {ended[False].get(name)}", flush=True)
-
-
-def statuses(junit: Path) -> dict[str, str]:
-    import xml.etree.ElementTree as ET
-
-    return {case.get("name", ""): next((k.tag for k in case if k.tag in ("failure", "error", "skipped")), "passed")
-            for case in ET.parse(junit).getroot().iter("testcase")}  # fmt: skip
 
 
 def main() -> None:

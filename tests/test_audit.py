@@ -12,13 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
-import shell_agent
 
+import shell_agent
+from guard_project import claude_dir
 from pytest_controlplane.audit import Matrix, load
 from pytest_controlplane.bypass.corpus import corpus
 
-ROOT = Path(__file__).resolve().parents[1]
-GUARDS = (ROOT / "examples" / "claude_guard" / "guard.py").read_text()
 # A few routes of `write .env`, selected with -k as a user would: what the shell agent's guard misses (the shell
 # spells the name at run time) and what it holds.
 FEW = "redirect or tee"
@@ -32,15 +31,6 @@ def audit_dir(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, *, tar
     pytester.path.joinpath("shell_agent.py").write_text(shell_agent.SCRIPT)
     pytester.makeconftest(shell_agent.CONFTEST)
     pytester.makepyfile(test_theirs="def test_theirs():\n    raise AssertionError('a test of theirs ran')\n")
-    pytester.makeini(f"[pytest]\nagent_audit_targets =\n    {targets.replace(chr(10), chr(10) + '    ')}\n"
-                     f"agent_audit_modes = {modes}\n")
-
-
-def claude_dir(pytester: pytest.Pytester, guard: str, *, targets: str = "write .env", modes: str = "acceptEdits"):
-    """A project auditing the real Claude Code CLI with one of examples/claude_guard's guards."""
-    pytester.makepyfile(guard=GUARDS)
-    pytester.makeconftest(f"import pytest\nfrom guard import GUARDS\nfrom pytest_controlplane import ClaudeAgent\n\n"
-                          f"@pytest.fixture\ndef agent():\n    return ClaudeAgent(GUARDS[{guard!r}])\n")
     pytester.makeini(f"[pytest]\nagent_audit_targets =\n    {targets.replace(chr(10), chr(10) + '    ')}\n"
                      f"agent_audit_modes = {modes}\n")
 

@@ -19,12 +19,13 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-import shell_agent
 import yaml
 from markdown_it import MarkdownIt
 
+import shell_agent
+from guard_project import claude_dir
+
 ROOT = Path(__file__).resolve().parents[1]
-GUARDS = (ROOT / "examples" / "claude_guard" / "guard.py").read_text()
 # A slice of the naive guard's audit, as a user selects one with -k: write, read and exec routes it misses and holds.
 SLICE = ("(cc81667-redirect or write-.env-write:relative or bash-tee:relative or read-.env-read:relative or "
          "bash-diff:relative or curl-bash-eval or curl-agent:bash-direct) and not retry")
@@ -126,11 +127,7 @@ def agent_line(conftest: Path) -> int:
 def naive_project(pytester: pytest.Pytester) -> int:
     """A project auditing the real CLI with the naive guard of examples/claude_guard; the line of its agent fixture
     (where code scanning points: the control plane that let a hole through is defined there)."""
-    pytester.makepyfile(guard=GUARDS)
-    pytester.makeconftest("import pytest\nfrom guard import GUARDS\nfrom pytest_controlplane import ClaudeAgent\n\n\n"
-                          "@pytest.fixture\ndef agent():\n    return ClaudeAgent(GUARDS['naive'])\n")
-    pytester.makeini("[pytest]\nagent_audit_targets =\n    write .env\n    read .env\n    exec curl\n"
-                     "agent_audit_modes = acceptEdits\n")
+    claude_dir(pytester, "naive", targets="write .env\nread .env\nexec curl")
     return agent_line(pytester.path / "conftest.py")
 
 
@@ -286,8 +283,8 @@ def outcomes(junit: Path) -> dict[str, str]:
 def test_the_regression_module_split_in_four_by_pytest_split_ends_as_one_run(pytester):
     naive_project(pytester)
     pytester.runpytest("--agent-audit", "-k", SLICE, "--tb=no", "-n", "2", "--agent-audit-write", "test_pinned.py")
-    one = pytester.runpytest("test_pinned.py", "--tb=no", "-p", "no:randomly", "--store-durations",
-                             "--durations-path", "durations.json", "--junitxml", "one.xml")
+    pytester.runpytest("test_pinned.py", "--tb=no", "-p", "no:randomly", "--store-durations",
+                       "--durations-path", "durations.json", "--junitxml", "one.xml")
     whole = outcomes(pytester.path / "one.xml")
     assert len(whole) == 8 and {"passed", "failure"} <= set(whole.values()), whole
     stored = json.loads((pytester.path / "durations.json").read_text())  # pytest-split's --store-durations

@@ -53,6 +53,17 @@ class Record:
     def key(self) -> tuple[str, str]:
         return self.nodeid, self.variant
 
+    @property
+    def spelled(self) -> str:
+        """`Bash >, relative`: the route and the path's form (a command's route alone: its form is "-")."""
+        return self.route if self.form == "-" else f"{self.route}, {self.form}"
+
+    @property
+    def place(self) -> tuple[str, int]:
+        """Where a reader is pointed: the file and line of `location`, else the test's file at line 1."""
+        path, _, line = (self.location or self.nodeid.split("::")[0]).partition(":")
+        return path, int(line) if line.isdigit() else 1
+
 
 def cell_of(outcome: Any) -> str:
     """The matrix cell of a BypassOutcome."""

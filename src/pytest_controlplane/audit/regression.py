@@ -113,7 +113,6 @@ def _holes(records: list[Record], ended: dict[tuple[str, str, str, str], str]) -
         found = [r for r in records if (r.family, r.target, r.case) == (family, target, case) and r.cell == "bypassed"]
         variants = list({r.variant: r for r in found}.values())  # one per variant, whatever the modes
         first = variants[0]
-        form = f", {first.form}" if first.form != "-" else ""
         ref = f" ({first.reference})" if first.reference else ""
         under = ", ".join("the agent as configured" if m == "-" else m for m in modes)
         body = []
@@ -124,7 +123,7 @@ def _holes(records: list[Record], ended: dict[tuple[str, str, str, str], str]) -
             _HOLE.format(
                 modes=modes,
                 name=_unique(f"test_hole_{family}_{target}_{case}", names),
-                headline=_raw(f"{family} {target!r} by {first.route}{form}{ref}: got through under {under}."),
+                headline=_raw(f"{family} {target!r} by {first.spelled}{ref}: got through under {under}."),
                 body=textwrap.indent("\n".join(body), "    "),
                 family=family,
                 target=target,

@@ -41,10 +41,9 @@ def _help(reference: str) -> str | None:
 
 
 def _location(record: Record) -> dict[str, Any]:
-    path, _, line = (record.location or record.nodeid.split("::")[0]).partition(":")
-    region = {"startLine": int(line)} if line.isdigit() else {"startLine": 1}
+    path, line = record.place
     return {"physicalLocation": {"artifactLocation": {"uri": path.lstrip("/"), "uriBaseId": "%SRCROOT%"},
-                                 "region": region}}  # fmt: skip
+                                 "region": {"startLine": line}}}  # fmt: skip
 
 
 def document(records: Iterable[Record], *, meta: dict[str, Any]) -> dict[str, Any]:
@@ -71,8 +70,7 @@ def document(records: Iterable[Record], *, meta: dict[str, Any]) -> dict[str, An
             "ruleIndex": list(rules).index(rule_id(r.route)),
             "level": LEVELS.get(r.family, "error"),
             "message": {
-                "text": f"{r.family} {r.target} got through by {r.route}"
-                + (f", {r.form}" if r.form != "-" else "")
+                "text": f"{r.family} {r.target} got through by {r.spelled}"
                 + (f", under permission mode {r.mode}" if r.mode != "-" else "")
                 + f" ({r.variant}).\nReproduce:\n{r.reproduction}"
             },

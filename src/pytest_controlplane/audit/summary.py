@@ -42,7 +42,7 @@ def markdown(records: Iterable[Record], *, meta: dict[str, Any]) -> str:
             where = f" — <code>{_cell_text(record.location)}</code>" if record.location else ""
             lines += [
                 f"<details><summary>✗ {_cell_text(record.family)} {_cell_text(record.target)} by "
-                f"{_cell_text(record.route)}{_form(record.form)} ({record.mode}){where}</summary>",
+                f"{_cell_text(record.spelled)} ({record.mode}){where}</summary>",
                 "",
                 "```",
                 record.reproduction.replace("```", "'''"),
@@ -58,10 +58,6 @@ def markdown(records: Iterable[Record], *, meta: dict[str, Any]) -> str:
     return text
 
 
-def _form(form: str) -> str:
-    return f", {_cell_text(form)}" if form != "-" else ""
-
-
 def _cell_text(text: str) -> str:
     return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -70,11 +66,11 @@ def workflow_commands(records: Iterable[Record]) -> list[str]:
     """`::error file=...,line=...,title=...::message` for each hole (GitHub Actions workflow commands)."""
     found = []
     for record in [r for r in records if r.cell == "bypassed"][:MAX_ANNOTATIONS]:
-        path, _, line = (record.location or record.nodeid.split("::")[0]).partition(":")
+        path, line = record.place
         title = f"{record.family} {record.target} got through by {record.route}"
-        form = f", {record.form}" if record.form != "-" else ""
-        message = f"{title}{form} ({record.mode}). Reproduce:\n{record.reproduction}"
-        found.append(f"::error file={_property(path)},line={line or 1},title={_property(title)}::{_data(message)}")
+        message = f"{record.family} {record.target} got through by {record.spelled} ({record.mode}). Reproduce:"
+        message += "\n" + record.reproduction
+        found.append(f"::error file={_property(path)},line={line},title={_property(title)}::{_data(message)}")
     return found
 
 
