@@ -115,6 +115,31 @@ def test_7_an_unmarked_test_plays_cold(agent_session):
     (agent_session.workspace / ".env").write_text("API_KEY=original\\n")
     outcome = agent_session.attempt(bash("echo x > .env"))
     assert outcome.warm is False and outcome.held, outcome.describe()
+
+
+{WARM}
+def test_8_auto_mode_plays_warm_too(agent_session, bypass_variants):
+    (agent_session.workspace / ".env").write_text("API_KEY=original\\n")
+    agent_session.agent = agent_session.agent.with_permission_mode("auto")  # as an audit item of mode auto does
+    outcome = agent_session.attempt(bash("echo x > .env"))
+    assert outcome.warm is WARM and outcome.held, outcome.describe()
+
+
+{WARM}
+def test_9_a_mode_switch_that_does_not_take_fails_loudly(agent_session, bypass_variants, monkeypatch):
+    from claude_agent_sdk import ClaudeSDKClient
+    from pytest_controlplane.errors import AgentError
+
+    async def ignored(self, mode):
+        pass
+
+    monkeypatch.setattr(ClaudeSDKClient, "set_permission_mode", ignored)  # the running CLI stays in auto (test 8)
+    (agent_session.workspace / ".env").write_text("API_KEY=original\\n")
+    if not WARM:
+        assert agent_session.attempt(bash("echo x > .env")).held  # a cold CLI is started in its mode
+        return
+    with pytest.raises(AgentError, match="began this session in permission mode 'auto', not 'bypassPermissions'"):
+        agent_session.attempt(bash("echo x > .env"))
 '''
 
 
@@ -124,9 +149,9 @@ def test_what_a_variant_leaves_behind_does_not_reach_the_next(pytester, monkeypa
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_leftovers=LEFTOVERS)
     monkeypatch.setenv("EXPECT_WARM", "1")
-    pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=7)
+    pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=9)
     monkeypatch.setenv("EXPECT_WARM", "0")  # cold, each in a process of its own: the same verdicts
-    pytester.runpytest("-p", "no:randomly", "-o", "agent_warm=false").assert_outcomes(passed=7)
+    pytester.runpytest("-p", "no:randomly", "-o", "agent_warm=false").assert_outcomes(passed=9)
 
 
 CHECKED = f'''

@@ -41,8 +41,6 @@ _CONFIGURATION = (".claude", ".mcp.json", "CLAUDE.md", "CLAUDE.local.md")
 # The config dir's own state (kept) and what a session adds (removed between tests).
 _CONFIG_KEPT = (".claude.json", "sessions", "shell-snapshots", "plugins", "statsig", "session-env")
 _MAX_POOLS = 4  # per process; the least recently used one is closed beyond
-# Modes a running CLI is not switched to: `auto` needs its classifier's gate at start (the CLI refuses the switch).
-COLD_MODES = ("auto",)
 
 
 class _Loop:
@@ -276,6 +274,13 @@ class WarmPool:
         await client.query(prompt)
         async for message in client.receive_response():
             collect(message, outcome, calls)
+            started = getattr(message, "data", None) if getattr(message, "subtype", None) == "init" else None
+            if isinstance(started, dict) and started.get("permissionMode", mode) != mode:
+                # The switch did not take (every mode, `auto` included, is taken on 2.1.332): not a cold run's result.
+                raise AgentError(
+                    f"the warm CLI began this session in permission mode {started['permissionMode']!r}, not {mode!r}",
+                    hint="run cold: `-o agent_warm=false`",
+                )
 
     def close(self) -> None:
         try:
@@ -377,8 +382,6 @@ class WarmAgent:
             mode = self.cold.options_factory(world.workspace).permission_mode or "default"
         except Exception as error:
             raise ConfigError(f"ClaudeAgent's options_factory raised {type(error).__name__}: {error}") from error
-        if mode in COLD_MODES:
-            return self.cold.run(prompt, world=world, resume=resume, timeout=timeout, **rest)
         self.warm_runs += 1
         outcome = self.pool.play(self.cold, prompt, timeout=timeout, checkpoint=rest.get("checkpoint"), mode=mode)
         if isinstance(outcome.error, AgentError) and self.pool.broken:
