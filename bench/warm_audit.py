@@ -79,8 +79,8 @@ def main() -> None:
         module = REPO / "examples" / "claude_guard" / f"test_bench_{guard.replace('-', '_')}_holes.py"
         for warm in (True, False):
             items, seconds = audit(guard, warm, out, args.modes, module if warm and args.regression else None)
-            print(f"{guard} {'warm' if warm else 'cold'}: {items} items in {seconds:.0f} s, {items / seconds:.2f} items/s",
-                  flush=True)  # fmt: skip
+            way = "warm" if warm else "cold"
+            print(f"{guard} {way}: {items} items in {seconds:.0f} s, {items / seconds:.2f} items/s", flush=True)
         compared = subprocess.run(
             [sys.executable, str(REPO / "tools" / "compare_audit_runs.py"), "--json",
              str(out / f"{guard}-warm.json"), str(out / f"{guard}-cold.json")],

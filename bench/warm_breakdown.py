@@ -31,7 +31,6 @@ from pytest_controlplane.effects import oracle
 from pytest_controlplane.gateway import ModelGateway, ScriptedModel
 from pytest_controlplane.session import AgentSession
 
-
 HOOKS = [0.0]  # seconds in the guard hook, this variant
 
 
@@ -98,7 +97,11 @@ def main() -> None:
                 else:
                     session = AgentSession.create(agent, base / f"cold-{number}", f"bench::{number}", gateway=gateway)
                 (session.workspace / ".env").write_text("API_KEY=original\n")
-                session.gateway.observers.append(lambda request: stamps.append(time.perf_counter()))
+                def arrived(request: Any, stamps: list[float] = stamps) -> None:
+                    stamps.append(time.perf_counter())
+
+                session.gateway.observers.append(arrived)
+                before = len(session.gateway.exchanges)
                 pids = [session.agent.pool.client._transport._process.pid] if way == "warm" else []
                 ready = time.perf_counter()
                 snapping[0] = HOOKS[0] = 0.0
@@ -107,7 +110,8 @@ def main() -> None:
                 done = time.perf_counter()
                 phases["CLI CPU"].append(cli_seconds(pids) + children_seconds() - cpu[0])
                 phases["our CPU"].append(time.process_time() - cpu[1])
-                phases["gateway"].append(sum(e.seconds for e in session.gateway.exchanges[-len(stamps):]))
+                session.gateway.observers.remove(arrived)  # the cold runs share one gateway
+                phases["gateway"].append(sum(e.seconds for e in session.gateway.exchanges[before:]))
                 phases["guard hook"].append(HOOKS[0])
                 last = session.gateway.exchanges[-1]
                 answered = stamps[-1] + last.seconds

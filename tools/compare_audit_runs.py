@@ -33,7 +33,8 @@ def statuses(junit: Path) -> dict[str, str]:
 
 
 def audit_cases(junit: Path) -> dict[Case, str]:
-    by_id = {c.id: (c.family, c.target, c.variant, c.mode) for c in cases(parse_targets(DEFAULT_TARGETS), DEFAULT_MODES)}
+    every = cases(parse_targets(DEFAULT_TARGETS), DEFAULT_MODES)
+    by_id = {c.id: (c.family, c.target, c.variant, c.mode) for c in every}
     return {by_id[name[len("test_audit[") : -1]]: status for name, status in statuses(junit).items()}
 
 
