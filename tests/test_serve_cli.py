@@ -1,11 +1,13 @@
 """`controlplane serve`: a scripted stand-in (its script restarted for each recording test) or a cassette, from a
-shell; a usage error is one line and exit code 2."""
+shell; a usage error is one line and exit code 2; Ctrl-C or `kill` stops it with its cassette saved."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -72,18 +74,43 @@ def stand_in(tmp_path):
     (tmp_path / "script.py").write_text(SCRIPT)
     processes = []
 
-    def start(name: str) -> str:
-        process = subprocess.Popen([CONTROLPLANE, "serve", "--script", f"script.py:{name}"], cwd=tmp_path,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def start(name: str, *args: str, ignoring_sigint: bool = False) -> str:
+        # A shell's background job (`cmd &`, CI runners' steps) starts with SIGINT ignored: serve stops all the same.
+        ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignoring_sigint else None
+        process = subprocess.Popen([CONTROLPLANE, "serve", *(args or ("--script", f"script.py:{name}"))], cwd=tmp_path,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=ignore)
         processes.append(process)
         line = process.stdout.readline()  # blocks until the gateway listens and says where
         assert line.startswith("ANTHROPIC_BASE_URL="), (line, process.stderr.read())
         return line.split("=", 1)[1].strip()
 
+    start.processes = processes
     yield start
     for process in processes:
-        process.send_signal(signal.SIGINT)
-        process.wait(timeout=30)
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            process.wait(timeout=30)
+
+
+def ask_once(url: str) -> str:
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]}
+    request = urllib.request.Request(f"{url}/v1/messages", json.dumps(body).encode(),
+                                     {"content-type": "application/json", "x-api-key": "sk-ant-dummy"})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return answer.read().decode()
+
+
+def test_sigint_or_sigterm_stops_serve_and_its_cassette_is_saved(tmp_path, stand_in):
+    upstream = stand_in("MODEL", ignoring_sigint=True)
+    recorder = stand_in("", "--mode", "record", "--cassette", "recorded.yaml", "--upstream", upstream)
+    assert "first answer" in ask_once(recorder)
+    first, second = stand_in.processes
+    second.send_signal(signal.SIGTERM)  # `kill`: the recorder saves what it recorded
+    assert second.wait(timeout=30) == 0, second.stderr.read()
+    cassette = yaml.safe_load((tmp_path / "recorded.yaml").read_text())
+    assert [i["request"]["uri"].endswith("/v1/messages") for i in cassette["interactions"]] == [True]
+    first.send_signal(signal.SIGINT)  # Ctrl-C, though it was started with SIGINT ignored
+    assert first.wait(timeout=30) == 0, first.stderr.read()
 
 
 @pytest.mark.parametrize(("name", "turns", "expected"), [

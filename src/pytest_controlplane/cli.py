@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import signal
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 from .errors import ConfigError, ControlPlaneError
@@ -67,13 +68,15 @@ def serve(args: argparse.Namespace) -> int:
         script=model,
         replay_advice="serve a cassette with `controlplane serve --mode replay --cassette PATH`",
     )
+    stopped = threading.Event()
+    # Ctrl-C, `kill` and a CI runner's stop all end it the same way, with the cassette saved; set here, not inherited
+    # (a shell's background job starts with SIGINT ignored, and SIGTERM would end it without saving).
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda *_: stopped.set())
     gateway.open()
     print(f"ANTHROPIC_BASE_URL={gateway.base_url}", flush=True)
     try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
+        stopped.wait()
     finally:
         gateway.close(save=True)
         for problem in gateway.problems:
