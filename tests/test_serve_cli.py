@@ -3,13 +3,12 @@ shell; a usage error is one line and exit code 2; Ctrl-C or `kill` stops it with
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 
+import anthropic
 import pytest
 import yaml
 
@@ -68,49 +67,51 @@ def test_two(model_gateway):
 '''
 
 
+def serve(cwd: Path, *args: str, ignoring_sigint: bool = False) -> tuple[subprocess.Popen[str], str]:
+    """Start `controlplane serve ARGS` in `cwd`: the process and its base URL."""
+    # A shell's background job (`cmd &`, CI runners' steps) starts with SIGINT ignored: serve stops all the same.
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignoring_sigint else None
+    process = subprocess.Popen([CONTROLPLANE, "serve", *args], cwd=cwd, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, preexec_fn=ignore)
+    line = process.stdout.readline()  # blocks until the gateway listens and says where
+    assert line.startswith("ANTHROPIC_BASE_URL="), (line, process.stderr.read())
+    return process, line.split("=", 1)[1].strip()
+
+
 @pytest.fixture
 def stand_in(tmp_path):
     """Start `controlplane serve --script script.py:NAME` and give its base URL (stopped afterwards)."""
     (tmp_path / "script.py").write_text(SCRIPT)
     processes = []
 
-    def start(name: str, *args: str, ignoring_sigint: bool = False) -> str:
-        # A shell's background job (`cmd &`, CI runners' steps) starts with SIGINT ignored: serve stops all the same.
-        ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignoring_sigint else None
-        process = subprocess.Popen([CONTROLPLANE, "serve", *(args or ("--script", f"script.py:{name}"))], cwd=tmp_path,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=ignore)
+    def start(name: str) -> str:
+        process, url = serve(tmp_path, "--script", f"script.py:{name}")
         processes.append(process)
-        line = process.stdout.readline()  # blocks until the gateway listens and says where
-        assert line.startswith("ANTHROPIC_BASE_URL="), (line, process.stderr.read())
-        return line.split("=", 1)[1].strip()
+        return url
 
-    start.processes = processes
     yield start
     for process in processes:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            process.wait(timeout=30)
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
 
 
-def ask_once(url: str) -> str:
-    body = {"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]}
-    request = urllib.request.Request(f"{url}/v1/messages", json.dumps(body).encode(),
-                                     {"content-type": "application/json", "x-api-key": "sk-ant-dummy"})
-    with urllib.request.urlopen(request, timeout=30) as answer:
-        return answer.read().decode()
-
-
-def test_sigint_or_sigterm_stops_serve_and_its_cassette_is_saved(tmp_path, stand_in):
-    upstream = stand_in("MODEL", ignoring_sigint=True)
-    recorder = stand_in("", "--mode", "record", "--cassette", "recorded.yaml", "--upstream", upstream)
-    assert "first answer" in ask_once(recorder)
-    first, second = stand_in.processes
-    second.send_signal(signal.SIGTERM)  # `kill`: the recorder saves what it recorded
-    assert second.wait(timeout=30) == 0, second.stderr.read()
+def test_sigint_or_sigterm_stops_serve_and_its_cassette_is_saved(tmp_path):
+    (tmp_path / "script.py").write_text(SCRIPT)
+    upstream, upstream_url = serve(tmp_path, "--script", "script.py:MODEL", ignoring_sigint=True)
+    recorder, url = serve(tmp_path, "--mode", "record", "--cassette", "recorded.yaml", "--upstream", upstream_url)
+    try:
+        client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
+        answer = client.messages.create(model="m", max_tokens=8, messages=[{"role": "user", "content": "a?"}])
+        assert answer.content[0].text == "first answer"
+        recorder.send_signal(signal.SIGTERM)  # `kill`: the recorder saves what it recorded
+        assert recorder.wait(timeout=30) == 0, recorder.stderr.read()
+        upstream.send_signal(signal.SIGINT)  # Ctrl-C, though it was started with SIGINT ignored
+        assert upstream.wait(timeout=30) == 0, upstream.stderr.read()
+    finally:
+        recorder.kill()
+        upstream.kill()
     cassette = yaml.safe_load((tmp_path / "recorded.yaml").read_text())
     assert [i["request"]["uri"].endswith("/v1/messages") for i in cassette["interactions"]] == [True]
-    first.send_signal(signal.SIGINT)  # Ctrl-C, though it was started with SIGINT ignored
-    assert first.wait(timeout=30) == 0, first.stderr.read()
 
 
 @pytest.mark.parametrize(("name", "turns", "expected"), [

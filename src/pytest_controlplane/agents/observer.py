@@ -157,6 +157,7 @@ def collect(message: Any, outcome: RunOutcome, calls: dict[str, ToolCall]) -> No
     outcome.messages.append(message)
     if isinstance(message, SystemMessage) and message.subtype == "init":
         outcome.session_id = message.data.get("session_id", outcome.session_id)
+        outcome.permission_mode = message.data.get("permissionMode", outcome.permission_mode)
     elif isinstance(message, AssistantMessage):
         for block in message.content:
             if isinstance(block, ToolUseBlock):

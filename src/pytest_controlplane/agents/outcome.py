@@ -17,6 +17,7 @@ class RunOutcome:
     """The SDK message stream, the tool calls, the final result and the session of one run."""
 
     session_id: str | None = None
+    permission_mode: str | None = None  # the mode the CLI says the session began in (its init message)
     messages: list[Any] = field(default_factory=list)
     tool_calls: list[ToolCall] = field(default_factory=list)
     result: Any = None

@@ -274,13 +274,12 @@ class WarmPool:
         await client.query(prompt)
         async for message in client.receive_response():
             collect(message, outcome, calls)
-            started = getattr(message, "data", None) if getattr(message, "subtype", None) == "init" else None
-            if isinstance(started, dict) and started.get("permissionMode", mode) != mode:
-                # The switch did not take (every mode, `auto` included, is taken on 2.1.332): not a cold run's result.
-                raise AgentError(
-                    f"the warm CLI began this session in permission mode {started['permissionMode']!r}, not {mode!r}",
-                    hint="run cold: `-o agent_warm=false`",
-                )
+        if outcome.permission_mode not in (None, mode):
+            # The switch did not take (every mode, `auto` included, is taken on 2.1.332): not a cold run's result.
+            raise AgentError(
+                f"the warm CLI began this session in permission mode {outcome.permission_mode!r}, not {mode!r}",
+                hint="run cold: `-o agent_warm=false`",
+            )
 
     def close(self) -> None:
         try:
