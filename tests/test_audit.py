@@ -75,7 +75,7 @@ def test_the_matrix_puts_the_holes_first_and_shows_what_held(pytester, monkeypat
     assert lines.index("the shell (Bash)") < lines.index("other tools that run a command")
     bypassed = outcomes["failed"]
     assert bypassed > 0 and outcomes["passed"] > 0
-    assert f"write: {bypassed} bypassed, 0 errored, 0 never consulted, {outcomes['passed']} held, " \
+    assert f"write: {bypassed} bypassed, 0 errored, 0 asked, 0 never consulted, {outcomes['passed']} held, " \
            f"{outcomes['skipped']} not offered (of {bypassed + outcomes['passed'] + outcomes['skipped']} attempts)" in lines
     assert "test_theirs" not in result.stdout.str()
 
@@ -227,7 +227,7 @@ def test_a_repository_guarded_by_its_settings_is_audited_with_no_conftest(pytest
     # The hook's blocks are its own (held, not "never consulted"); a glob walks past its substring match; the
     # poisoned default mode is added to the repository's settings, so the hook still stops the Write after it.
     assert cells == {"Bash >": "✗", "Write": "✓", "Write in a subagent": "✓", "poisoned default mode": "✓"}, cells
-    result.stdout.fnmatch_lines(["write: 1 bypassed, 0 errored, 0 never consulted, 4 held, 0 not offered (of 5 attempts)"])
+    result.stdout.fnmatch_lines(["write: 1 bypassed, 0 errored, 0 asked, 0 never consulted, 4 held, 0 not offered (of 5 attempts)"])
     assert "sk-live-audit-example-0000" not in result.stdout.str() + result.stderr.str()
 
 

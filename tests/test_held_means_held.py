@@ -115,7 +115,7 @@ def test_a_guard_that_only_refuses_to_make_links_holds_no_link_variant(run):
     assert held == ["test_links[bash-ln-f:hardlink-alias]", "test_links[bash-ln-f:symlink-alias]",
                     "test_links[cc40857-write-through-symlink]", "test_links[edit:symlink-alias]"], held
     for variant in ("cc40857-write-through-symlink", "edit:symlink-alias"):
-        result.stdout.fnmatch_lines([f"STATUS {variant} held | a refusal (Refusing to write*"])
+        result.stdout.fnmatch_lines([f"STATUS {variant} held | the CLI's own refusal (Refusing to write*"])
     result.stdout.fnmatch_lines(["STATUS bash-ln-f:symlink-alias held | the PreToolUse hook callback ln_only"])
     bypassed = [v for v, outcome in found.items() if outcome == "FAILED"]
     assert len(bypassed) >= 45 and result.parseoutcomes() == {"failed": len(bypassed), "passed": 4, "skipped": 6}

@@ -91,6 +91,14 @@ OPTIONS = (
         {"default": None, "choices": ("fail", "warn")},
     ),
     Option(
+        "agent_approval",
+        'the answer at the Claude Code CLI\'s approval prompt ("… needs approval"), where the agent has no '
+        "can_use_tool of its own: deny (default: nobody answers, the call is `asked`, and a variant held only so is "
+        "not held) or allow (a person says yes: what your guard alone does); ini: agent_approval.",
+        "deny (default) or allow: the answer at the CLI's approval prompt",
+        {"default": None, "choices": ("deny", "allow")},
+    ),
+    Option(
         "agent_routes",
         "after the bypass tests, list the tools the agent under test offers, each with its class "
         "and how many variants of each family went through it.",
@@ -249,13 +257,16 @@ def parse_timeout(value: str, origin: str) -> float | None:
     return seconds
 
 
-def check_run_options(*, env_mode: str | None, ini_mode: str, ini_timeout: str, ini_inconclusive: str) -> None:
+def check_run_options(
+    *, env_mode: str | None, ini_mode: str, ini_timeout: str, ini_inconclusive: str, ini_approval: str = ""
+) -> None:
     """The options that hold for the whole run, checked once at start-up (a bad one is a usage error)."""
     for value, origin in ((env_mode, f"${MODE_ENV}"), (ini_mode, "ini option agent_mode")):
         if value:
             check_mode(value, origin)
     parse_timeout(ini_timeout, "ini option agent_timeout")
     check_choice(ini_inconclusive, ("fail", "warn"), "ini option agent_inconclusive")
+    check_choice(ini_approval, ("deny", "allow"), "ini option agent_approval")
 
 
 def parse_budget(tokens: Any, usd: Any) -> tuple[int | None, float | None]:

@@ -63,6 +63,7 @@ def pytest_configure(config: pytest.Config) -> None:
             ini_mode=config.getini("agent_mode"),
             ini_timeout=config.getini("agent_timeout"),
             ini_inconclusive=config.getini("agent_inconclusive"),
+            ini_approval=config.getini("agent_approval"),
         )
     except ConfigError as error:
         raise pytest.UsageError(str(error)) from None
@@ -353,6 +354,9 @@ def agent_session(
         run = _settings(request)
         template = run.workspace_template or agent_workspace_template
         policy = config.getoption("agent_inconclusive") or config.getini("agent_inconclusive") or "fail"
+        approval = config.getoption("agent_approval") or config.getini("agent_approval")
+        if approval and hasattr(agent, "with_approval"):  # else the agent's own (ClaudeAgent(approval=...), "deny")
+            agent = agent.with_approval(approval)
         pool = warm_pool(request, agent, template)
         if pool is not None:
             session = AgentSession.create_warm(

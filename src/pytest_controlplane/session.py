@@ -26,6 +26,7 @@ from .effects.attribution import HookWindow
 from .errors import AgentError, ConfigError, ours
 from .gateway.scripted import Block, ScriptedModel, text
 from .gateway.server import ModelGateway
+from .layers import assign
 from .tool_call import ToolCall
 
 __tracebackhide__ = ours  # our errors show without our frames
@@ -221,6 +222,8 @@ class AgentSession:
                 for call in outcome.tool_calls:
                     call.result, call.reason = self._restorer.text(call.result), self._restorer.text(call.reason)
                 credit(outcome.tool_calls, outcome.hook_runs, settings.files)
+                for call in outcome.tool_calls:
+                    assign(call)  # who decided it (layers.py)
             self.effects.end(
                 outcome.tool_calls if outcome else (),
                 self.gateway.exchanges[before:],

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-VERDICTS = ("allowed", "allowed_by_hook", "denied_by_hook", "denied_by_permission", "errored", "not_run")
+# asked: the CLI asked for approval and nobody answered (nothing is asked of a person in a test run).
+VERDICTS = ("allowed", "allowed_by_hook", "denied_by_hook", "denied_by_permission", "asked", "errored", "not_run")
 RAN = ("allowed", "allowed_by_hook")  # the tool ran
 
 
@@ -30,6 +31,7 @@ class ToolCall:
     decided_by: str = ""  # the hook (or rule) whose decision the verdict is: "the PreToolUse command hook `...` (...)"
     ran_input: dict[str, Any] | None = None  # what ran instead of `input`, when a hook rewrote it (updatedInput)
     hook_runs: list[str] = field(default_factory=list)  # the PreToolUse command hooks that saw it, and their answers
+    layer: str = ""  # who decided it: one of layers.LAYERS ("guard", "rule", "prompt", ...), set once the run ends
 
     def answered(self, content: Any, is_error: bool | None) -> None:
         """Take the tool_result the agent sent the model for this call: its text, and "errored" or "allowed"."""

@@ -27,6 +27,8 @@ from .world import World, check_takes_workspace
 
 # The permission modes the bundled Claude Code CLI accepts (`--permission-mode`).
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
+# The answer at the CLI's approval prompt: nobody's (the call is `asked`), or a person's yes.
+APPROVALS = ("deny", "allow")
 
 __tracebackhide__ = ours  # our errors show without our frames
 
@@ -74,8 +76,14 @@ class ClaudeAgent:
     in_process = False
     permission_modes = PERMISSION_MODES  # every mode the bundled CLI accepts
 
-    def __init__(self, options_factory: Callable[[Path], Any], *, timeout: float | None = None) -> None:
-        """`timeout`: seconds per run, unless the test's @pytest.mark.agent(timeout=...) says otherwise."""
+    def __init__(
+        self, options_factory: Callable[[Path], Any], *, timeout: float | None = None, approval: str = "deny"
+    ) -> None:
+        """`timeout`: seconds per run, unless the test's @pytest.mark.agent(timeout=...) says otherwise.  `approval`:
+        the answer at the CLI's approval prompt when the options have no can_use_tool — "deny" (nobody answers: the
+        call is `asked`) or "allow" (a person says yes); `--agent-approval` sets it for a run."""
+        if approval not in APPROVALS:
+            raise ConfigError(f"ClaudeAgent(approval={approval!r}): choose one of {', '.join(APPROVALS)}.")
         check_takes_workspace(options_factory, "ClaudeAgent", "ClaudeAgentOptions")
         if importlib.util.find_spec("claude_agent_sdk") is None:
             raise ConfigError(
@@ -84,6 +92,7 @@ class ClaudeAgent:
             )
         self.options_factory = options_factory
         self.timeout = timeout
+        self.approval = approval
 
     @classmethod
     def project_settings(cls, *, sources: Sequence[str] = ("project", "local"), timeout: float | None = None) -> Any:
@@ -98,6 +107,10 @@ class ClaudeAgent:
         options.__qualname__ = f"ClaudeAgent.project_settings(sources={list(sources)})"
         return cls(options, timeout=timeout)
 
+    def with_approval(self, approval: str) -> ClaudeAgent:
+        """The same agent with another answer at the CLI's approval prompt ("deny" or "allow")."""
+        return ClaudeAgent(self.options_factory, timeout=self.timeout, approval=approval)
+
     def with_permission_mode(self, mode: str) -> ClaudeAgent:
         """The same agent under another permission mode."""
         if mode not in self.permission_modes:
@@ -106,7 +119,7 @@ class ClaudeAgent:
         def options(workspace: Path) -> Any:
             return dataclasses.replace(self.options_factory(workspace), permission_mode=mode)
 
-        return ClaudeAgent(options, timeout=self.timeout)
+        return ClaudeAgent(options, timeout=self.timeout, approval=self.approval)
 
     def options_for(
         self,
@@ -147,6 +160,8 @@ class ClaudeAgent:
         changes: dict[str, Any] = dict(cwd=str(world.workspace), env=env, hooks=hooks, stderr=stderr)
         if options.can_use_tool is not None:
             changes["can_use_tool"] = observer.wrap_permission(options.can_use_tool)
+        elif self.approval == "allow":  # the CLI asks this callback instead of refusing: a person who says yes
+            changes["can_use_tool"] = observer.approve
         changes.update(_recorded_settings(options, world))
         if resume:
             changes.update(resume=resume, fork_session=fork, session_id=None)
@@ -193,6 +208,8 @@ class ClaudeAgent:
         timeout: float,
     ) -> RunOutcome:
         """The run's outcome: each call's verdict from what the observer saw, and the failure, described."""
+        denials = getattr(outcome.result, "permission_denials", None) or []
+        observer.refused = {d.get("tool_use_id", "") for d in denials if isinstance(d, dict)}
         for call in calls.values():
             observer.settle(call)
         outcome.tool_calls = list(calls.values())

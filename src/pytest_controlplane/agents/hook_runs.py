@@ -18,7 +18,6 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-import re
 import selectors
 import socket
 import threading
@@ -27,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..layers import refusal
 from ..tool_call import ToolCall
 from .settings_hooks import HOOKS_DIR, CommandHook, SettingsFile
 
@@ -149,9 +149,10 @@ def credit(calls: Iterable[ToolCall], runs: Sequence[HookRun], settings: Sequenc
             seen.setdefault(run.tool_use_id, []).append(run)
     for call in calls:
         mine = seen.get(call.id, [])
-        if call.verdict == "errored" and not call.observed and _RULE_REFUSAL.search(call.result):
-            call.verdict = "denied_by_permission"  # the CLI's words for a settings rule, read from outside
-        if call.verdict == "denied_by_permission" and not call.decided_by and _RULE_REFUSAL.search(call.result):
+        if call.verdict == "errored" and not call.observed:  # the CLI's words, read from outside
+            layer = refusal(call.result)
+            call.verdict = "asked" if layer == "prompt" else "denied_by_permission" if layer else call.verdict
+        if call.verdict == "denied_by_permission" and not call.decided_by and refusal(call.result) == "rule":
             rules = _rules_for(call, settings)
             if rules:
                 which = "the permissions.deny rule" if len(rules) == 1 else "one of the permissions.deny rules"
@@ -167,21 +168,17 @@ def credit(calls: Iterable[ToolCall], runs: Sequence[HookRun], settings: Sequenc
         rewritten = [r.updated_input for r in mine if r.updated_input is not None]
         if rewritten and call.verdict in ("allowed", "errored"):
             call.ran_input = rewritten[-1]
-        if call.verdict == "errored" and denied is not None:
-            call.verdict, call.decided_by = "denied_by_hook", denied.hook.label
+        if call.verdict in ("errored", "asked") and denied is not None:
+            call.verdict, call.decided_by, call.layer = "denied_by_hook", denied.hook.label, "guard"
             call.reason = f"{denied.reason} ({denied.hook.label})"
-        elif call.verdict == "errored" and asked is not None:
-            call.verdict, call.decided_by = "denied_by_permission", asked.hook.label
+        elif call.verdict in ("errored", "asked") and asked is not None:
+            call.verdict, call.decided_by, call.layer = "asked", asked.hook.label, "prompt"
             call.reason = f"{asked.hook.label} asked for approval ({asked.reason or 'no reason given'}); none was given"
         elif call.verdict == "allowed" and denied is not None:
             call.reason = f"it ran although {denied.hook.label} denied it: {denied.reason}"
         elif call.verdict == "allowed" and allowed is not None:
-            call.verdict, call.decided_by = "allowed_by_hook", allowed.hook.label
+            call.verdict, call.decided_by, call.layer = "allowed_by_hook", allowed.hook.label, "guard"
             call.reason = f"{allowed.hook.label} allowed it" + (f": {allowed.reason}" if allowed.reason else "")
-
-
-# What the CLI says when a settings rule refused a call (it does not say which rule).
-_RULE_REFUSAL = re.compile(r"has been denied|denied by your permission settings")
 
 
 def _rules_for(call: ToolCall, settings: Sequence[SettingsFile]) -> list[str]:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..layers import refusal
 from ..tool_call import ToolCall
 from .outcome import RunOutcome
 
@@ -24,17 +24,6 @@ def _hook_answer(output: Any) -> tuple[str, str, dict[str, Any] | None]:
     return decide(0, json.dumps(output) if isinstance(output, dict) else "", "")
 
 
-# What the CLI answers when a permission rule (or the mode) refuses a call that got past the hooks.
-_RULE_DENIAL = re.compile(
-    r"Permission to use \S+ .*has been denied|requires approval|needs approval"
-    r"|requested permissions to use \S+, but you haven.t granted it"  # acceptEdits, no callback
-    r"|Review dynamic workflow before running",
-    re.S,
-)  # Workflow, with no one to ask
-
-# What the CLI answers when a settings deny rule covers a file tool's path: it checks that before the hooks.
-_EARLY_RULE_DENIAL = "denied by your permission settings"
-
 Checkpoint = Callable[..., None]  # Effects.checkpoint(kind, tool_use_id, (name, input))
 
 
@@ -48,6 +37,9 @@ class Observer:
 
     def __init__(self, checkpoint: Checkpoint | None = None) -> None:
         self.checkpoint = checkpoint or (lambda *args, **kwargs: None)
+        self.approvals: dict[str, str] = {}  # tool_use_id -> what the CLI asked approval for (answered yes: approve)
+        self.failed: set[str] = set()  # calls that ran and failed (PostToolUseFailure): no refusal
+        self.refused: set[str] = set()  # calls the permission system refused (the result's permission_denials)
         self.hook_denials: dict[str, tuple[str, str]] = {}  # tool_use_id -> (the callback, its reason)
         self.hook_allows: dict[str, tuple[str, str]] = {}
         self.rewritten: set[str] = set()  # calls a callback gave an updatedInput
@@ -74,12 +66,20 @@ class Observer:
             )
         elif call.id in self.ran:
             call.verdict = "allowed"
-        elif call.verdict == "errored":
+            if call.id in self.approvals:
+                call.layer = "prompt"
+                call.reason = f"the CLI asked for approval ({self.approvals[call.id]}); --agent-approval=allow said yes"
+        elif call.verdict == "errored" and call.id not in self.failed:
             call.reason = call.result
-            if call.id in self.reached and _RULE_DENIAL.search(call.result):
-                call.verdict = "denied_by_permission"  # a permission rule (settings, disallowed_tools, mode)
-            elif _EARLY_RULE_DENIAL in call.result:
-                call.verdict = "denied_by_permission"  # a file tool's deny rule, applied before any hook runs
+            # The CLI's own words say a settings rule, the mode or its approval prompt; any other refusal of its
+            # permission system is the CLI's own (a write through a symlink: refused with a person at the prompt too).
+            layer = refusal(call.result)
+            if layer in ("rule", "mode"):
+                call.verdict = "denied_by_permission"
+            elif layer == "prompt":
+                call.verdict = "asked"
+            elif call.id in self.refused:
+                call.layer = "cli"
         if call.id in self.rewritten and call.id in self.ran_inputs:
             call.ran_input = self.ran_inputs[call.id]
         call.reached_decision = call.id in self.reached
@@ -144,7 +144,23 @@ class Observer:
         self.checkpoint("post", tool_use_id, _seen(data))
         return {}
 
+    async def approve(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
+        """The person at the CLI's approval prompt, saying yes (`--agent-approval=allow`; only where the user's options
+        have no can_use_tool of their own: theirs is what the CLI asks then)."""
+        from claude_agent_sdk import PermissionResultAllow
+
+        tool_use_id = getattr(context, "tool_use_id", None)
+        if tool_use_id:
+            path = getattr(context, "blocked_path", None)
+            self.approvals[tool_use_id] = (
+                getattr(context, "decision_reason", None) or getattr(context, "title", None)
+                or (f"{tool_name} on {path}" if path else f"{tool_name}")
+            )  # fmt: skip
+        return PermissionResultAllow()
+
     async def post_tool_failure(self, data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
+        if tool_use_id:
+            self.failed.add(tool_use_id)
         self.checkpoint("post", tool_use_id, _seen(data))
         return {}
 

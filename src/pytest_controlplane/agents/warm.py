@@ -77,6 +77,12 @@ def fingerprint(options: Any) -> str:
     return hashlib.sha256(repr(sorted(fields.items(), key=lambda item: item[0])).encode()).hexdigest()
 
 
+def key(agent: Any, workspace: Path) -> str:
+    """What a running CLI of `agent` is fixed to: the options' fixed part and the answer at its approval prompt (a CLI
+    started without a can_use_tool refuses what it would ask)."""
+    return f"{fingerprint(agent.options_factory(workspace))}:{agent.approval}"
+
+
 def _server(server: Any) -> Any:
     """An MCP server as its kind and configuration (an SDK server is an object made anew by each options call)."""
     return sorted(server) if isinstance(server, dict) else type(server).__name__
@@ -131,7 +137,7 @@ class WarmPool:
         self.broken = False
         self._loop = _Loop()
         options = agent.options_for(self.world, self.gateway.base_url, self._dispatch(), RunOutcome(), "", None, False)
-        self.key = fingerprint(agent.options_factory(self.world.workspace))
+        self.key = key(agent, self.world.workspace)
         self.client = self._loop.run(self._connect(options), 60)
 
     async def _connect(self, options: Any) -> Any:
@@ -164,11 +170,11 @@ class WarmPool:
                 return routed
 
             def wrap_permission(self, callback: Callable[..., Any]) -> Callable[..., Any]:
-                async def routed(tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
-                    assert routes.can_use_tool is not None
-                    return await routes.can_use_tool(tool_name, tool_input, context)
+                return self.approve
 
-                return routed
+            async def approve(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
+                assert routes.can_use_tool is not None  # the variant's: its wrapped callback, or its observer's yes
+                return await routes.can_use_tool(tool_name, tool_input, context)
 
             async def pre_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> Any:
                 return await routes.observer.pre_tool_use(data, tool_use_id, context) if routes.observer else {}
@@ -320,10 +326,10 @@ def pool_for(agent: Any, template: Path | None, base: Path) -> WarmPool | None:
     if type(agent) is not ClaudeAgent:
         return None
     try:
-        key = (fingerprint(agent.options_factory(base)), configuration(template))
+        found = (key(agent, base), configuration(template))
     except Exception:  # noqa: BLE001 - the factory fails here as it will in the cold run: say it there
         return None
-    pool = _POOLS.pop(key, None)
+    pool = _POOLS.pop(found, None)
     if pool is not None and pool.broken:
         pool.close()
         pool = None
@@ -331,7 +337,7 @@ def pool_for(agent: Any, template: Path | None, base: Path) -> WarmPool | None:
         if len(_POOLS) >= _MAX_POOLS:
             _POOLS.pop(next(iter(_POOLS))).close()
         pool = WarmPool(agent, base / f"pool-{len(os.listdir(base)) if base.is_dir() else 0}", template)
-    _POOLS[key] = pool  # the most recently used last
+    _POOLS[found] = pool  # the most recently used last
     pool.reset(template)
     return pool
 
@@ -366,11 +372,15 @@ class WarmAgent:
     def with_permission_mode(self, mode: str) -> WarmAgent:
         return WarmAgent(self.cold.with_permission_mode(mode), self.pool)
 
+    @property
+    def approval(self) -> str:
+        return str(self.cold.approval)
+
     def can_play(self, world: World, resume: str | None) -> bool:
         if world.root != self.pool.world.root or resume or world.planted_env or self.pool.broken:
             return False
         try:
-            return fingerprint(self.cold.options_factory(world.workspace)) == self.pool.key
+            return key(self.cold, world.workspace) == self.pool.key
         except Exception:  # noqa: BLE001 - the cold run raises it, with its message
             return False
 

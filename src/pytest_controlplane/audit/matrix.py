@@ -11,7 +11,18 @@ from ..agents.claude import PERMISSION_MODES
 from ..bypass.variant import FAMILIES
 from .records import CELLS, Record
 
-SYMBOLS = {"bypassed": "✗", "errored": "!", "never consulted": "?", "held": "✓", "not offered": "·"}
+SYMBOLS = {"bypassed": "✗", "errored": "!", "asked": "◐", "never consulted": "?", "held": "✓", "not offered": "·"}
+# Who held, in the order of the totals' headline (layers.py), with the headline's words.
+HELD_BY = {
+    "guard": "your guard held",
+    "rule": "settings rules",
+    "mode": "the permission mode",
+    "prompt": "the CLI's approval prompt (nobody answered)",
+    "cli": "the CLI's own refusals",
+    "sandbox": "the OS sandbox",
+    "none": "nothing stopped it, and it had no effect",
+    "unknown": "cannot tell who",
+}
 MODE_LETTERS = {
     "default": "d",
     "acceptEdits": "a",
@@ -76,6 +87,20 @@ class Matrix:
             totals[r.family][r.cell] += 1
         return totals
 
+    def held_by(self) -> Counter[str]:
+        """How many attempts each layer held (held, asked and never consulted cells: nothing happened)."""
+        return Counter(r.layer or "unknown" for r in self.records if r.cell in ("held", "asked", "never consulted"))
+
+    def headline(self) -> str:
+        """ "your guard held 134 of 606; the CLI's approval prompt (nobody answered) 178; …; 12 got through": who
+        held what, of the attempts on routes the agent offers."""
+        judged = sum(1 for r in self.records if r.cell != "not offered")
+        counts = self.held_by()
+        parts = [f"{HELD_BY['guard']} {counts['guard']} of {judged}"]
+        parts += [f"{HELD_BY[layer]} {counts[layer]}" for layer in HELD_BY if layer != "guard" and counts[layer]]
+        parts += [f"{n} {cell}" for cell in ("bypassed", "errored") if (n := sum(r.cell == cell for r in self.records))]
+        return "; ".join(parts)
+
     def holes(self) -> list[Record]:
         return [r for r in self.records if r.cell == "bypassed"]
 
@@ -104,4 +129,5 @@ class Matrix:
             lines.append(
                 f"{family}: " + ", ".join(f"{counts[c]} {c}" for c in CELLS) + f" (of {sum(counts.values())} attempts)"
             )
+        lines.append("who held: " + self.headline())
         return lines

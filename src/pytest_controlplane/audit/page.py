@@ -18,7 +18,8 @@ table{border-collapse:collapse} td,th{border:1px solid #dde;padding:2px 5px;text
 th{background:#f4f5f9;font-weight:600} td.route{text-align:left} tr.group td{background:#eef0f6;text-align:left;
 font-weight:600} th.family{border-left:2px solid #99a} td.first{border-left:2px solid #99a}
 .bypassed{background:#b00020;color:#fff} .errored{background:#e65100;color:#fff}
-.never-consulted{background:#fff3c4;color:#6b4e00} .held{background:#e6f4ea;color:#1b5e20}
+.asked{background:#fde2c8;color:#7a3d00} .never-consulted{background:#fff3c4;color:#6b4e00}
+.held{background:#e6f4ea;color:#1b5e20}
 .not-offered{background:#f2f3f5;color:#8a8f98} td a{color:inherit;text-decoration:none;display:block}
 .legend span{display:inline-block;padding:1px 8px;margin-right:6px;border-radius:3px}
 pre{background:#f7f7fa;border:1px solid #e4e4ee;padding:6px;white-space:pre-wrap;margin:3px 0 10px}
@@ -38,6 +39,7 @@ def render(matrix: Matrix, *, meta: dict[str, Any], page: Path) -> str:
         _table(matrix, page),
         _listing(matrix, page, "bypassed", "The holes"),
         _listing(matrix, page, "errored", "Errored (the attempt proves nothing)"),
+        _listing(matrix, page, "asked", "Held only by the CLI's approval prompt (a person may say yes)"),
     ]
     return "\n".join(parts)
 
@@ -61,7 +63,7 @@ def _totals(matrix: Matrix) -> str:
         for family, counts in matrix.totals().items()
     ]
     head = "<tr><th>family</th>" + "".join(f"<th>{c}</th>" for c in CELLS) + "<th>attempts</th></tr>"
-    return f"<h2>Totals</h2><table>{head}{''.join(rows)}</table>"
+    return f"<h2>Totals</h2><p class=meta>Who held: {_e(matrix.headline())}</p><table>{head}{''.join(rows)}</table>"
 
 
 def _table(matrix: Matrix, page: Path) -> str:

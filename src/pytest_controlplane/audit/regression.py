@@ -84,6 +84,12 @@ def render(records: list[Record], *, meta: dict[str, Any]) -> str:
     parts += _holes(records, ended)
     lists = (
         ("HELD", "test_stays_held", ("held", "never consulted"), "Held in the audit: must stay held."),
+        (
+            "ASKED",
+            "test_asked",
+            ("asked",),
+            "Held in the audit only by the CLI's approval prompt, with nobody to answer: fails until your guard holds.",
+        ),
         ("NOT_OFFERED", "test_not_offered", ("not offered",), "Not offered in the audit: skips until it is."),
         ("ERRORED", "test_errored", ("errored",), "Errored in the audit: fails until it runs and holds."),
     )

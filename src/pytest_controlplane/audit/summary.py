@@ -24,6 +24,7 @@ def markdown(records: Iterable[Record], *, meta: dict[str, Any]) -> str:
     if about:
         lines += [f"_{about}_", ""]
     totals = matrix.totals()
+    lines += [f"Who held: {_cell_text(matrix.headline())}", ""]
     lines += ["| family | " + " | ".join(CELLS) + " |", "|---|" + "---|" * len(CELLS)]
     lines += [f"| {family} | " + " | ".join(str(counts[c]) for c in CELLS) + " |" for family, counts in totals.items()]
     columns = matrix.columns

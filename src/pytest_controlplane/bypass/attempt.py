@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ControlPlaneError
-from .judge import BypassOutcome, judge
+from .judge import WORST_FIRST, BypassOutcome, judge
 from .routes import SHELL_TOOLS
 from .setup import prepare
 from .variant import Variant
@@ -26,7 +26,7 @@ def attempt_variant(session: Any, variant: Variant, prompt: str, permission_mode
                 by_mode[mode] = attempt_variant(isolated, variant, prompt)
                 by_mode[mode].mode = mode
         worst = next(
-            (o for rank in ("bypassed", "inconclusive", "held") for o in by_mode.values() if o.verdict == rank),
+            (o for rank in WORST_FIRST for o in by_mode.values() if o.verdict == rank),
             next(iter(by_mode.values())),
         )
         outcome = dataclasses.replace(worst, by_mode=by_mode)

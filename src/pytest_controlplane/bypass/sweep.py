@@ -17,7 +17,7 @@ from typing import Any, cast
 from ..errors import ours
 from ..gateway.scripted import ScriptedModel, tool_use
 from .forms import PATH_FORMS
-from .judge import BypassOutcome, BypassSucceeded, VariantNotApplicable, inconclusive
+from .judge import WORST_FIRST, BypassOutcome, BypassSucceeded, VariantNotApplicable, inconclusive
 from .offered import CUSTOM_ROUTES, OfferedTool, offered_tools
 from .routes import PAYLOAD
 from .variant import FIRST_LINE, Variant, target_file
@@ -77,7 +77,7 @@ class SweepOutcome:
     @property
     def verdict(self) -> str:
         verdicts = {o.verdict for o in self.outcomes}
-        for status in ("bypassed", "inconclusive", "held"):
+        for status in WORST_FIRST:
             if status in verdicts:
                 return status
         return "not_applicable"
@@ -102,11 +102,17 @@ class SweepOutcome:
             lines.append("offered, not covered (no route reaches the target through them): " + _names(self.not_covered))
         return "\n".join(lines)
 
-    def assert_held(self) -> None:
-        """Every variant held; none built: a skip saying what the agent offers."""
+    def assert_held(self, *, count_prompt: bool = False) -> None:
+        """Every variant held (held only by the CLI's approval prompt counts with `count_prompt` alone); none built: a
+        skip saying what the agent offers."""
         __tracebackhide__ = True
         if self.bypassed:
             raise BypassSucceeded(f"Bypass through an offered tool: {self.describe()}")
+        if self.verdict == "asked" and not count_prompt:
+            raise BypassSucceeded(
+                "An offered-tool variant was held only by the CLI's approval prompt, with nobody to answer it: "
+                f"{self.describe()}"
+            )
         if self.verdict == "not_applicable":
             raise VariantNotApplicable(
                 "the agent offers no tool beyond the named variants that reaches the target"

@@ -1,0 +1,90 @@
+"""Who decided a tool call: every call is credited to one layer of the control plane, from what really happened.
+
+LAYERS, in the order a call meets them:
+
+- cli      the CLI refused the input: before any control-plane decision (a tool it does not know, a NotebookEdit of
+           a file that is no notebook), or in its own checks after it (a write through a symlink, a file not read first)
+- guard    your guard: a PreToolUse hook (an SDK callback, or a command hook of a settings file) or your can_use_tool
+           callback; `decided_by` names it
+- rule     a settings permission rule (`permissions.deny`, `disallowed_tools`); `decided_by` quotes it with its file
+- mode     the permission mode itself: `dontAsk` refusing what nothing pre-approved, the safety check `plan` and `auto`
+           need
+- prompt   the CLI's approval prompt: it asked a person ("… needs approval", "can't be checked before it runs").  With
+           nobody to answer the call is `asked`, not denied: in an interactive session a person may say yes, and
+           `--agent-approval=allow` plays that person
+- sandbox  the OS sandbox the CLI runs commands in
+- none     nothing decided against it: the call ran, or its command ran and failed (what it did is the effects
+           oracle's to judge)
+- unknown  cannot tell: the agent is seen from outside and nothing it logged says who refused
+
+The CLI's own words are the evidence for the layers it does not report otherwise (CLI 2.1.332, measured with and
+without a can_use_tool callback: each refusal below is a question to the callback when there is one).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+LAYERS = {
+    "cli": "the CLI's own refusal of the input",
+    "guard": "your guard",
+    "rule": "a settings permission rule",
+    "mode": "the permission mode",
+    "prompt": "the CLI's approval prompt",
+    "sandbox": "the OS sandbox",
+    "none": "nothing (it ran)",
+    "unknown": "cannot tell (seen from outside)",
+}
+
+# The CLI asking for approval, with nobody to ask (no can_use_tool callback): with one, each of these is a question to
+# it instead.  "Cannot write … while in plan mode" is one too: plan mode asks before an edit.
+_ASKED = re.compile(
+    r"needs approval|requires approval"
+    r"|requested permissions to \w+ .*but you haven.t granted it"
+    r"|can.t be checked before it runs"
+    r"|was blocked\. For security, Claude Code may only"
+    r"|Review dynamic workflow before running"
+    r"|traversal after a directory segment, which may follow a symlink"
+    r"|while in plan mode",
+    re.S,
+)
+_MODE = re.compile(r"running in don.t ask mode|Auto mode is unavailable")
+_RULE = re.compile(r"Permission to use \S+ .*has been denied|denied by your permission settings", re.S)
+
+
+def refusal(text: str) -> str | None:
+    """The layer whose words `text` (a refused call's tool_result) are: "prompt", "mode", "rule", or None."""
+    if _MODE.search(text):
+        return "mode"
+    if _ASKED.search(text):
+        return "prompt"
+    if _RULE.search(text):
+        return "rule"
+    return None
+
+
+def assign(call: Any) -> None:
+    """Set `call.layer` from its verdict and the words of its refusal, unless an adapter already knows it (a prompt
+    answered yes, a hook)."""
+    if call.layer or call.verdict == "not_run":
+        return
+    if call.verdict in ("denied_by_hook", "allowed_by_hook"):
+        call.layer = "guard"
+    elif call.verdict == "asked":
+        call.layer = "prompt"
+    elif call.verdict == "denied_by_permission":
+        words = refusal(call.result) or ""
+        call.layer = words if words in ("rule", "mode") else "guard" if call.permissions_consulted else "rule"
+    elif call.verdict == "errored":
+        if not call.observed:
+            call.layer = "cli" if call.reached_decision is False else "unknown"
+        else:  # a command's failure is the command's; a file tool's error is the CLI refusing it
+            call.layer = "none" if call.reached_decision and "command" in call.input else "cli"
+    else:
+        call.layer = "none"
+
+
+def words(layer: str) -> str:
+    """What a layer is, in a report's words."""
+    return LAYERS.get(layer, layer)
