@@ -2,7 +2,8 @@
 
 Offsets found in the squeezed view are mapped back to the original bytes; the unicode view
 (escapes decoded, NFKC, confusables folded) is built only for lines that are not plain ASCII and
-reports whole lines.
+reports whole lines.  Byte dumps (`xxd`, `hexdump -C`, `od -c`) cut a value across their lines, between offsets
+and columns: a run of dump lines is read back into the bytes it shows and scanned as such, a find spanning the run.
 """
 
 from __future__ import annotations
@@ -116,6 +117,13 @@ class Scanner:
 
     def scan(self, data: bytes) -> list[Hit]:
         """Every canary in `data`, overlapping finds of one canary merged into the most telling one."""
+        hits = self._finds(data)
+        for shown, begin, stop in _dumps(data):
+            hits += [(0, Hit(h.canary, f"{h.encoding}, in a byte dump", begin, stop)) for _, h in self._finds(shown)]
+        return _merge(hits)
+
+    def _finds(self, data: bytes) -> list[tuple[int, Hit]]:
+        """The ranked finds of every view of `data`, before they are merged."""
         lower = data.lower()
         hits: list[tuple[int, Hit]] = []
         for index, start, end in self._lower_search.find_matches_as_indexes(lower):
@@ -145,7 +153,7 @@ class Scanner:
                     )
                 else:
                     hits.extend(self._decoded_hit(needle, lower, hits, *lines.span(first, last)))
-        return _merge(hits)
+        return hits
 
     def _decoded_hit(
         self, needle: Needle, lower: bytes, hits: list[tuple[int, Hit]], begin: int, stop: int
@@ -186,6 +194,53 @@ class Scanner:
         if needle.encoding == "fragment":
             return f"fragment ({len(found)} characters of the secret)"
         return needle.encoding
+
+
+# Lines of a byte dump: xxd (`00000010: 4162 4364  AbCd`), hexdump -C (`00000010  41 62 43 64  |AbCd|`), od -c
+# (`0000020   A   b   C   d`: one character per 4 columns).
+_XXD = re.compile(rb"^[0-9a-f]{7,8}: ((?:[0-9a-f]{2,4} )+) .*$", re.I)
+_HEXDUMP = re.compile(rb"^[0-9a-f]{8}  ((?:[0-9a-f]{2}  ?)+) *\|.*\|$", re.I)
+_OD = re.compile(rb"^(?:[0-7]{7}((?:   .|  \\[a-z0-9]| [0-7]{3})+)|((?:   .|  \\[a-z0-9]| [0-7]{3}){4,}))$")
+_OD_ESCAPES = {b"\\n": b"\n", b"\\t": b"\t", b"\\r": b"\r", b"\\0": b"\0"}
+
+
+def _dumps(data: bytes) -> list[tuple[bytes, int, int]]:
+    """Each run of byte-dump lines in `data`: the bytes it shows, and where the run starts and ends."""
+    if b"\n" not in data or not any(c in data for c in (b": ", b"  ", b"   ")):
+        return []
+    runs: list[tuple[bytes, int, int]] = []
+    shown, begin, offset = b"", -1, 0
+    for line in data.split(b"\n"):
+        decoded = _dump_line(line.rstrip(b"\r"))
+        if decoded is not None:
+            shown, begin = shown + decoded, offset if begin < 0 else begin
+        elif begin >= 0:
+            runs.append((shown, begin, offset - 1))
+            shown, begin = b"", -1
+        offset += len(line) + 1
+    if begin >= 0:
+        runs.append((shown, begin, len(data)))
+    return runs
+
+
+def _dump_line(line: bytes) -> bytes | None:
+    """The bytes one dump line shows, or None if it is no dump line."""
+    for pattern in (_XXD, _HEXDUMP):
+        found = pattern.match(line)
+        if found:
+            try:
+                return bytes.fromhex(found.group(1).decode())
+            except ValueError:
+                return None
+    found = _OD.match(line)
+    if not found:
+        return None
+    cells = found.group(1) or found.group(2)  # with its offset column, or without (od -An)
+    shown = b""
+    for i in range(0, len(cells), 4):
+        cell = cells[i : i + 4].strip() or b" "
+        shown += _OD_ESCAPES.get(cell, bytes([int(cell, 8)]) if cell.isdigit() and len(cell) == 3 else cell[-1:])
+    return shown
 
 
 def _rank(needle: Needle, view: str) -> int:
