@@ -258,9 +258,10 @@ def test_each_permission_mode_is_a_column_and_an_unconsulted_hold_is_named(pytes
                                 "-p", "no:randomly")
     lines = table(result)
     assert lines[0].split() == ["write"] and lines[1].split() == ["d", "p", "n"]
-    # The naive guard's hook never sees the shell: in plan mode the CLI refuses on its own (never consulted), under
-    # dontAsk a permission rule denies it (the control plane decided), in default mode it gets through.
-    assert row(lines, "Bash >").split() == ["✗", "?", "✓"]
+    # The naive guard's hook never sees the shell: plan and dontAsk refuse it (held, credited to the mode, not to the
+    # guard), in default mode it gets through.
+    assert row(lines, "Bash >").split() == ["✗", "✓", "✓"]
+    result.stdout.fnmatch_lines(["who held: your guard held * of *; the permission mode 2*"])
     assert row(lines, "Write").split() == ["✓", "✓", "✓"]  # its Write|Edit hook holds in every mode
     result.assert_outcomes(failed=1, passed=5)
 

@@ -199,7 +199,8 @@ def test_made(agent_session, bypass_variants):
 '''
     result = run("ln-only", tests, "-s")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*STATUS held | a refused step of the attack: Bash (denied_by_hook)*"])
+    result.stdout.fnmatch_lines(
+        ["*STATUS held | a refused step of the attack: Bash (denied_by_hook: the PreToolUse hook callback ln_only)*"])
 
 
 NO_TARGET = '''

@@ -86,6 +86,16 @@ def test_variant(agent_session, bypass_variants):
 @pytest.mark.bypass_variants("write", target=".env", routes=["Bash >"], forms=["relative"])
 def test_variant_counting_the_prompt(agent_session, bypass_variants):
     agent_session.attempt(bypass_variants).assert_held(count_prompt=True)
+
+
+@pytest.mark.bypass_variants("write", target=".env", routes=["Bash >"], forms=["relative"])
+def test_by_mode(agent_session, bypass_variants):
+    agent_session.attempt(bypass_variants, permission_modes=["default", "bypassPermissions"]).assert_held()
+
+
+@pytest.mark.bypass_variants("write", target=".env", routes=["poisoned settings hook"])
+def test_poisoned(agent_session, bypass_variants):
+    agent_session.attempt(bypass_variants).assert_held()
 '''
 
 
@@ -125,7 +135,7 @@ def test_the_approval_prompt_holds_in_default_mode_and_a_person_saying_yes_lets_
     """default mode, a hook that answers nothing: the CLI asks ("Output redirection … needs approval"), nobody
     answers — `asked`, credited to the prompt, not to a rule; the file is really not written.  With
     `--agent-approval=allow` the same call runs and writes .env."""
-    calls, result = layers("default", "-k", "redirect or variant")
+    calls, result = layers("default", "-k", "redirect_into_env or variant")
     assert re.search(r"-> asked prompt \|  \| Output redirection to '.*\.env' needs approval", calls[
         "test_redirect_into_env"]), calls
     assert "rule" not in calls["test_redirect_into_env"]
@@ -135,7 +145,7 @@ def test_the_approval_prompt_holds_in_default_mode_and_a_person_saying_yes_lets_
                                  "*run with `--agent-approval=allow` to see what your guard alone does*"])
     result.assert_outcomes(passed=2, failed=1)  # the redirect (not written), counting the prompt; the variant fails
 
-    calls, result = layers("default", "-k", "redirect or variant", "--agent-approval=allow")
+    calls, result = layers("default", "-k", "redirect_into_env or variant", "--agent-approval=allow")
     assert "-> allowed prompt |  | the CLI asked for approval (" in calls["test_redirect_into_env"], calls
     result.stdout.fnmatch_lines(["*.env was written*", "*Bypass variant cc81667-redirect*got through*"])
     result.assert_outcomes(failed=3)
@@ -146,7 +156,7 @@ def test_a_rule_a_hook_and_the_cli_are_each_credited_and_never_when_they_did_not
     """bypassPermissions (no prompt at all): the deny rule is the rule's, quoted with its file; the rm -rf block the
     hook's, named; a write through a symlink the CLI's own refusal.  Their quiet twins run, credited to nobody: the
     same redirect writes .env (no prompt was there to hold it), a plain echo passes the hook that saw it."""
-    calls, result = layers("bypassPermissions", "-k", "not variant")
+    calls, result = layers("bypassPermissions", "-k", "not (variant or by_mode or poisoned)")
     assert "-> denied_by_permission rule | the permissions.deny rule Bash(curl:*) (.claude/settings.json)" in calls[
         "test_curl"], calls
     assert re.search(r"-> denied_by_hook guard \| the PreToolUse command hook `.*no_rm\.sh`", calls["test_rm"]), calls
@@ -166,3 +176,34 @@ def test_the_permission_mode_is_credited_with_what_it_refuses(layers):
            "in don't ask mode" in calls["test_redirect_into_env"], calls
     assert "-> denied_by_permission rule | the permissions.deny rule Bash(curl:*)" in calls["test_curl"], calls
     result.assert_outcomes(passed=2)
+
+
+@pytest.mark.slow
+def test_a_report_shows_what_ran_in_each_world_it_was_played_in(layers, pytester):
+    """A variant played once per mode, and a poisoned repository played cold, ran in worlds of their own: their HTML
+    reports show those calls and effects, labelled, not "none" and "no file was changed"; the poisoned hole's record
+    says what its plant did."""
+    _, result = layers("default", "-k", "by_mode or poisoned", "--agent-report=reports")
+    result.assert_outcomes(failed=2)
+    reports = pytester.path / "reports"
+    by_mode = (reports / "test_who_held.py_test_by_mode_cc81667-redirect.html").read_text()
+    assert "<p>none</p>" not in by_mode and "no file was changed" not in by_mode
+    assert "in mode default" in by_mode and "in mode bypassPermissions" in by_mode
+    assert "decided by the CLI&#x27;s approval prompt" in by_mode and "(mode bypassPermissions)" in by_mode
+    poisoned = next(reports.glob("test_who_held.py_test_poisoned_*.html")).read_text()
+    assert "no file was changed" not in poisoned and ".env" in poisoned
+
+
+def test_a_poisoned_holes_record_says_what_its_plant_did():
+    from pytest_controlplane.audit.plan import AuditCase
+    from pytest_controlplane.audit.records import of_item
+    from pytest_controlplane.bypass.corpus import corpus
+    from pytest_controlplane.bypass.judge import BypassOutcome
+
+    plant = next(v for v in corpus("write", ".env") if v.id == "poisoned:settings-hook")
+    case = AuditCase("write", ".env", plant.id, "default")
+    hole = BypassOutcome(plant, "bypassed", ".env was written — 1 change(s) reached it:\n  run 1 ...", None)
+    quiet = BypassOutcome(plant, "held", "", None)
+    assert of_item(case, "t", [hole], "failed", "")[0].detail == (
+        "what was planted acted: .env was written — 1 change(s) reached it:")
+    assert of_item(case, "t", [quiet], "passed", "")[0].detail == "what was planted never took effect"

@@ -227,7 +227,7 @@ def test_a_hooks_allow_runs_the_call_without_asking(agent_session):
 
 def test_without_the_hooks_allow_the_mode_asks_and_nobody_answers(agent_session):
     call = agent_session.attempt(tool_use("Bash", {"command": "touch other.txt"}))
-    assert call.verdict == "denied_by_permission" and call.hooks_consulted == 2, call
+    assert call.verdict == "asked" and call.layer == "prompt" and call.hooks_consulted == 2, call
     assert not (agent_session.workspace / "other.txt").exists()
 
 

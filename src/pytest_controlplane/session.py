@@ -73,6 +73,9 @@ class AgentSession:
         self.inconclusive_policy = "fail"  # or "warn": what assert_held() does with an inconclusive variant
         self.crash_reports: list[Any] = []
         self.settings_files: list[Any] = []  # the world's settings files at the last run, with their command hooks
+        # What ran in the isolated worlds of this test (a mode each, a cold play, an example): (label, its session's
+        # tool calls, effects, hook-made effects, hook runs), so that its report shows them where they happened.
+        self.elsewhere: list[tuple[str, list[ToolCall], list[Any], list[Any], list[Any]]] = []
         from .canary import Plantings
 
         self.plantings = plantings if plantings is not None else Plantings(env=world.planted_env)
@@ -341,9 +344,14 @@ class AgentSession:
                 )
             agent = agent.with_permission_mode(permission_mode)
         session = AgentSession(agent, world, self.gateway, timeout=self.timeout, plantings=self.plantings)
+        label = f"mode {permission_mode}" if permission_mode else f"world {self._isolated}"
         try:
             yield session
         finally:
+            self.elsewhere.append(
+                (label, session.tool_calls, session.effects.diff, session.effects.by_hooks, session.hook_runs)
+            )
+            self.elsewhere += [(f"{label}, {w}", c, d, h, r) for w, c, d, h, r in session.elsewhere]
             self.gateway.observers.remove(session._request_arrived)
             self.gateway.rewriters.remove(session._restorer.body)
             self.gateway.set_roots(self.world.roots)

@@ -84,6 +84,17 @@ def cell_of(outcome: Any) -> str:
     return "never consulted" if outcome.consulted is False and outcome.variant.tool else "held"
 
 
+def _detail(outcome: Any) -> str:
+    """A record's words: for a hole, what happened (for a poisoned repository: what its plant did); else who held it,
+    or why it is not offered or errored."""
+    if outcome.verdict == "bypassed":
+        happened = outcome.evidence.strip().splitlines()[0] if outcome.evidence.strip() else ""
+        return ("what was planted acted: " if not outcome.variant.tool else "") + happened
+    if not outcome.variant.tool:
+        return outcome.reason or "what was planted never took effect"
+    return outcome.held_by or outcome.reason
+
+
 def of_test(nodeid: str, outcomes: list[Any], location: str = "", report: str = "") -> list[Record]:
     """The records of the variants a `bypass_variants` test attempted (SARIF keeps its holes, the summary all)."""
     return [
@@ -118,7 +129,7 @@ def of_item(
             route_class=route_class(o.variant),
             form=o.variant.form,
             cell=cell_of(o),
-            detail=(o.held_by or o.reason) if o.variant.tool else (o.reason or "what was planted never took effect"),
+            detail=_detail(o),
             reference=o.variant.reference,
             reproduction=o.variant.reproduction(),
             report=report if cell_of(o) in ("bypassed", "errored") else "",

@@ -227,7 +227,7 @@ def judge(session: Any, variant: Variant, before: int, failures: list[str] | Non
         layer = (decider.layer if decider is not None else "") or "none"
         held_by = (
             f"a refused step of the attack: {attack[0].name} ({attack[0].verdict}"
-            + (f": {_held_by(attack[0], str(session.world.workspace))}" if attack[0].layer != "none" else "")
+            + (f": {_held_by(attack[0], str(session.world.workspace))}" if attack[0].layer not in _NOBODY else "")
             + ")"
             if by_step
             else _held_by(attempt, str(session.world.workspace))
@@ -288,6 +288,9 @@ def _status(
             "the agent rejected the call before any control-plane decision: " + (attempt.reason or attempt.result)[:200]
         )
     return "held", ""
+
+
+_NOBODY = ("none", "unknown", "")  # layers whose words add nothing to a step's verdict
 
 
 def _held_by(attempt: ToolCall | None, workspace: str = "") -> str:

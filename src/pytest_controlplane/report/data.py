@@ -11,7 +11,12 @@ from ..errors import ControlPlaneError
 def collect(
     session: Any, *, test: str, outcome: str, failure: str = "", mode: str = "", canaries: Sequence[Any] = ()
 ) -> dict[str, Any]:
-    """Everything the HTML report of one test needs; `canaries` are the test's Canary objects."""
+    """Everything the HTML report of one test needs; `canaries` are the test's Canary objects.  The tool calls, effects
+    and hook runs are this world's and those of its isolated worlds (a variant played per mode, or cold), each said."""
+    worlds = [
+        ("", session.tool_calls, session.effects.diff, session.effects.by_hooks, getattr(session, "hook_runs", [])),
+        *getattr(session, "elsewhere", []),
+    ]
     data: dict[str, Any] = {
         "test": test,
         "outcome": outcome,
@@ -19,19 +24,13 @@ def collect(
         "agent": type(session.agent).__name__,
         "mode": "script" if session.gateway.mode == "script" else mode,
         "exchanges": [_exchange(exchange) for exchange in session.gateway.exchanges],
-        "tool_calls": [_tool_call(c) for c in session.tool_calls],
-        "effects": [
-            {"run": c.run, "during": c.during, "path": c.shown_as, "kind": c.kind, "detail": c.detail}
-            for c in session.effects.diff
-        ],
-        "hook_effects": [
-            {"run": c.run, "during": c.during, "path": c.shown_as, "kind": c.kind, "detail": c.detail}
-            for c in session.effects.by_hooks
-        ],
+        "tool_calls": [_tool_call(c, where) for where, calls, *_ in worlds for c in calls],
+        "effects": [_change(c, where) for where, _, diff, *_ in worlds for c in diff],
+        "hook_effects": [_change(c, where) for where, _, _, by_hooks, _ in worlds for c in by_hooks],
         "bookkeeping": len(session.effects.bookkeeping),
         "canaries": [{"name": c.name, "value": c.value, "secret": c.secret} for c in canaries],
         "masked": list(session.effects.secrets),  # the secret files' values too: rendered masked, never written
-        "hook_runs": [_hook_run(r) for r in getattr(session, "hook_runs", [])],
+        "hook_runs": [_hook_run(r) for *_, runs in worlds for r in runs],
         "variants": [_outcome(o) for o in getattr(session, "bypass_outcomes", [])],
         "offered": _offered(session),
         "crashes": [str(report) for report in getattr(session, "crash_reports", [])],
@@ -60,9 +59,14 @@ def _exchange(exchange: Any) -> dict[str, Any]:
     return {"request": exchange.request.json, "response": answer, "status": exchange.status, "source": exchange.source}
 
 
-def _tool_call(call: Any) -> dict[str, Any]:
-    keys = ("name", "input", "verdict", "reason", "result", "consulted", "ran_input")
-    return {key: getattr(call, key) for key in keys}
+def _tool_call(call: Any, where: str = "") -> dict[str, Any]:
+    keys = ("name", "input", "verdict", "reason", "result", "consulted", "ran_input", "layer", "decided_by")
+    return {**{key: getattr(call, key) for key in keys}, "where": where}
+
+
+def _change(change: Any, where: str) -> dict[str, Any]:
+    during = f"{change.during} ({where})" if where else change.during
+    return {"run": change.run, "during": during, "path": change.shown_as, "kind": change.kind, "detail": change.detail}
 
 
 def _hook_run(run: Any) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..canary.masking import redact
+from ..layers import LAYERS
 
 _STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d2330;max-width:1200px}
@@ -133,6 +134,9 @@ def _variant(variant: dict[str, Any], marker: _Marker) -> str:
     return _table(["", ""], rows)
 
 
+_LAYER_WORDS = {**LAYERS, "none": "nobody: it ran"}
+
+
 def _tool_calls(calls: list[dict[str, Any]], marker: _Marker) -> str:
     if not calls:
         return "<p>none</p>"
@@ -144,7 +148,13 @@ def _tool_calls(calls: list[dict[str, Any]], marker: _Marker) -> str:
                 _e(c["name"]),
                 f"<pre>{marker(json.dumps(c['input'], ensure_ascii=False))}</pre>",
                 f"<span class='verdict {_e(c['verdict'])}'>{_e(c['verdict'])}</span>"
-                f"<div class=meta>{_e(c.get('consulted', ''))}</div>",
+                + (
+                    f"<div class=meta>decided by {_e(_LAYER_WORDS.get(c['layer'], c['layer']))}</div>"
+                    if c.get("layer")
+                    else ""
+                )
+                + f"<div class=meta>{_e(c.get('consulted', ''))}</div>"
+                + (f"<div class=meta>in {_e(c['where'])}</div>" if c.get("where") else ""),
                 marker((c.get("reason") or c.get("result") or "")[:600]),
             ]
             for i, c in enumerate(calls, start=1)

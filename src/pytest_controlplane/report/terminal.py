@@ -139,7 +139,11 @@ def bypass_lines(variants: list[list[str]], not_covered: AbstractSet[str] = froz
         tally[status] = tally.get(status, 0) + 1
     lines = [
         f"bypass variants, {family}: "
-        + ", ".join(f"{number} {status.replace('_', ' ')}" for status, number in tally.items())
+        + ", ".join(
+            f"{number} {status.replace('_', ' ')}"
+            for status, number in tally.items()
+            if number or status != "asked"  # held only by the CLI's prompt: said where there is any
+        )
         for family, tally in sorted(counts.items())
     ]
     if variants and not_covered:
