@@ -395,3 +395,52 @@ def test_the_readme_install_line_from_the_built_wheel_runs_the_first_audit_comma
     assert "created: 2/2 workers" in run.stdout and "agent audit (pytest-controlplane)" in run.stdout
     assert "settings in " in run.stdout and re.search(r"^  Bash >\s+✗$", run.stdout, re.M), run.stdout[-3000:]
     assert re.search(r"^  Write\s+✓$", run.stdout, re.M), run.stdout[-3000:]
+
+
+# Two hooks as two public guards wire them: a dangerous-command blocker on Bash alone, then a secret-file protector on
+# the file tools that misses a plain write of .env (it checks only for `secrets/`).
+BLOCKER = """#!/bin/sh
+case "$(cat)" in *"rm -rf"*) echo "blocker.sh: rm -rf" >&2; exit 2 ;; esac
+"""
+PROTECTOR = """#!/bin/sh
+case "$(cat)" in *secrets/*) echo "protector.sh: secrets/" >&2; exit 2 ;; esac
+"""
+
+
+@pytest.mark.slow
+def test_each_hole_of_a_two_hook_project_is_located_at_the_hook_that_saw_it(pytester):
+    """The Bash hole points at the Bash blocker's line, the Write hole at the file protector's, and a Monitor hole (no
+    hook matches Monitor) at the hooks block, saying so; paths relative to the repository audited, not the rootdir."""
+    repo = pytester.path / "repo"
+    (repo / ".claude").mkdir(parents=True)
+    for name, source in (("blocker.sh", BLOCKER), ("protector.sh", PROTECTOR)):
+        (repo / ".claude" / name).write_text(source)
+        (repo / ".claude" / name).chmod(0o755)
+    settings = {"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/.claude/blocker.sh'}]},
+        {"matcher": "Read|Edit|Write", "hooks": [
+            {"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/.claude/protector.sh'}]},
+    ]}}
+    text = json.dumps(settings, indent=2)
+    (repo / ".claude" / "settings.json").write_text(text)
+    (repo / ".env").write_text("API_KEY=sk-live-two-hooks-0000\n")
+    line = {name: next(n for n, t in enumerate(text.splitlines(), start=1) if name in t)
+            for name in ("blocker.sh", "protector.sh", '"PreToolUse"')}
+    chosen = "write-.env and (cc81667-redirect or write:relative or monitor:redirect:relative) and not retry"
+    result = pytester.runpytest("--agent-audit", "repo", "-o", "agent_audit_modes=bypassPermissions",
+                                "-k", chosen,
+                                "--agent-sarif", "holes.sarif", "-p", "no:randomly")
+    assert result.parseoutcomes().get("failed", 0) >= 3 and "passed" not in result.parseoutcomes()
+    results = check_sarif(pytester.path / "holes.sarif")["runs"][0]["results"]
+    where = {r["properties"]["variant"]: (r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                                         r["locations"][0]["physicalLocation"]["region"]["startLine"],
+                                         r["message"]["text"].split("\n")[0]) for r in results}
+    assert {v: w[:2] for v, w in where.items() if v in ("cc81667-redirect", "write:relative",
+                                                      "monitor:redirect:relative")} == {
+        "cc81667-redirect": (".claude/settings.json", line["blocker.sh"]),
+        "write:relative": (".claude/settings.json", line["protector.sh"]),
+        "monitor:redirect:relative": (".claude/settings.json", line['"PreToolUse"']),
+    }, where
+    assert "blocker.sh` (.claude/settings.json) saw the Bash call and let it through" in where["cc81667-redirect"][2]
+    assert "protector.sh` (.claude/settings.json) saw the Write call" in where["write:relative"][2]
+    assert where["monitor:redirect:relative"][2].endswith("No hook matched Monitor.")

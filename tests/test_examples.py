@@ -198,7 +198,7 @@ def test_redaction_catches_a_base64_copy_once_the_shell_guard_is_gone(pytester):
         "*_ test_the_api_key_never_reaches_the_model _*",
         "*CanaryLeaked: Canary canary_secret leaked to 5 place(s):",
         "*request #3, messages?5?.content?0?.content: canary_secret canary, base64 — *QVBJX0tFWT1j«canary_secret "
-        "canary»ClJFR0lPTj1ldS13ZXN0*",
+        "canary»ClJFR0lPTj1l«secret: 9 chars, #*, base64»*",  # REGION is a value of .env too: masked
         "*SDK message #5 (UserMessage), content?0?.content: canary_secret canary, base64*",
     ])
     result.stdout.fnmatch_lines(["*transcript $CLAUDE_CONFIG_DIR/projects/*.jsonl, line *: canary_secret canary, "

@@ -194,9 +194,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         outcomes = list(getattr(session, "bypass_outcomes", []))
         path = next((value for key, value in report.user_properties if key == REPORT), "")
         why = str(report.longrepr[2]) if report.skipped and isinstance(report.longrepr, tuple) else report.longreprtext
-        from .plugin_ci import control_plane_location
+        from .plugin_ci import control_plane_location, locator
 
-        records = of_item(case, item.nodeid, outcomes, report.outcome, why, path, control_plane_location(item))
+        location = control_plane_location(item)
+        records = of_item(case, item.nodeid, outcomes, report.outcome, why, path, location, locator(item))
         report.user_properties.append((AUDIT, [dataclasses.asdict(r) for r in records]))
     return report
 

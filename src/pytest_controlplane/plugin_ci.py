@@ -49,17 +49,34 @@ def report_agent_test(item: pytest.Item, report: pytest.TestReport, session: Any
         report.extras = extras  # type: ignore[attr-defined]  # pytest-html's own attribute, not in TestReport
 
 
+def _settings_driven(item: pytest.Item) -> bool:
+    """Whether the item's agent is the audit's own, for a repository whose settings are its control plane."""
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.get("agent") if info is not None else None
+    return bool(defs) and getattr(defs[-1].func, "__module__", "") == "pytest_controlplane.plugin_audit"  # type: ignore[index]
+
+
+def locator(item: pytest.Item) -> Any:
+    """Each outcome's place (audit/located.py): the hook of the repository's settings that saw its call, relative to
+    the repository the user named for an audit of its settings, else to the rootdir; None where no hook is."""
+    from .audit.located import seen_by
+
+    template = getattr(item, "funcargs", {}).get("agent_workspace_template")
+    repository = Path(str(item.path)) if _settings_driven(item) else Path(template) if template else None
+    base = repository if _settings_driven(item) and repository else item.config.rootpath
+    return lambda outcome: seen_by(outcome, repository, base)
+
+
 def control_plane_location(item: pytest.Item) -> str:
-    """`path:line` (relative to the rootdir) of what decides for this item's agent: the settings file of a
-    settings-driven repository audited without a conftest, the `agent` fixture the user wrote, else the test."""
+    """`path:line` (relative to the rootdir) of what decides for this item's agent, where no hook saw its call: the
+    settings file of a settings-driven repository audited without a conftest, the `agent` fixture the user wrote,
+    else the test."""
     root = item.config.rootpath
     defs = getattr(item, "_fixtureinfo", None) and item._fixtureinfo.name2fixturedefs.get("agent")  # type: ignore[attr-defined]
     func = defs[-1].func if defs else None
-    if func is not None and func.__module__ == "pytest_controlplane.plugin_audit":
+    if _settings_driven(item):
         settings = Path(str(item.path)) / ".claude" / "settings.json"
-        lines = settings.read_text(errors="replace").splitlines() if settings.is_file() else []
-        line = next((n for n, text in enumerate(lines, start=1) if '"command"' in text), 1)
-        return f"{os.path.relpath(settings, root)}:{line}"
+        return f"{os.path.relpath(settings, item.path)}:1"
     if func is not None and func.__module__ != "pytest_controlplane.plugin":
         code = inspect.unwrap(func).__code__
         return f"{os.path.relpath(code.co_filename, root)}:{code.co_firstlineno}"
@@ -78,7 +95,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         if outcomes:
             from .audit.records import of_test
 
-            attempts = of_test(item.nodeid, outcomes, control_plane_location(item))
+            attempts = of_test(item.nodeid, outcomes, control_plane_location(item), locate=locator(item))
             report.user_properties.append((ATTEMPTS, [dataclasses.asdict(r) for r in attempts]))
     return report
 

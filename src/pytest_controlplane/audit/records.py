@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,7 @@ class Record:
     warm: bool = False  # played in a long-lived CLI (agents/warm.py), not in a process of its own
     location: str = ""  # "path:line" (relative to the rootdir) of the control plane that decided: SARIF's location
     layer: str = ""  # who held it (held, asked, never consulted): one of layers.LAYERS
+    seen_by: str = ""  # for a hole: the hook that saw the call and let it through, or "no hook matched Read"
 
     @property
     def key(self) -> tuple[str, str]:
@@ -95,7 +96,12 @@ def _detail(outcome: Any) -> str:
     return outcome.held_by or outcome.reason
 
 
-def of_test(nodeid: str, outcomes: list[Any], location: str = "", report: str = "") -> list[Record]:
+Locate = Callable[[Any], "tuple[str, str] | None"]  # an outcome's (path:line, words), else the item's location
+
+
+def of_test(
+    nodeid: str, outcomes: list[Any], location: str = "", report: str = "", locate: Locate | None = None
+) -> list[Record]:
     """The records of the variants a `bypass_variants` test attempted (SARIF keeps its holes, the summary all)."""
     return [
         record
@@ -108,15 +114,24 @@ def of_test(nodeid: str, outcomes: list[Any], location: str = "", report: str = 
             "",
             report,
             location,
+            locate,
         )  # fmt: skip
     ]
 
 
 def of_item(
-    case: AuditCase, nodeid: str, outcomes: list[Any], status: str, why: str, report: str = "", location: str = ""
+    case: AuditCase,
+    nodeid: str,
+    outcomes: list[Any],
+    status: str,
+    why: str,
+    report: str = "",
+    location: str = "",
+    locate: Locate | None = None,
 ) -> list[Record]:
     """The records of one finished audit item: one per variant it played; none played (a skip, an empty sweep, or
     the agent failed before the attempt): one for the case, "not offered" for a skip, else "errored" with `why`."""
+    found = {id(o): locate(o) if locate else None for o in outcomes}
     records = [
         Record(
             nodeid=nodeid,
@@ -134,8 +149,9 @@ def of_item(
             reproduction=o.variant.reproduction(),
             report=report if cell_of(o) in ("bypassed", "errored") else "",
             warm=o.warm,
-            location=location,
+            location=(found[id(o)] or (location, ""))[0],
             layer=o.layer,
+            seen_by=(found[id(o)] or ("", ""))[1],
         )
         for o in outcomes
     ]

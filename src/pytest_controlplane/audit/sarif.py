@@ -72,7 +72,9 @@ def document(records: Iterable[Record], *, meta: dict[str, Any]) -> dict[str, An
             "message": {
                 "text": f"{r.family} {r.target} got through by {r.spelled}"
                 + (f", under permission mode {r.mode}" if r.mode != "-" else "")
-                + f" ({r.variant}).\nReproduce:\n{r.reproduction}"
+                + f" ({r.variant})."
+                + (f" {r.seen_by[0].upper()}{r.seen_by[1:]}." if r.seen_by else "")
+                + f"\nReproduce:\n{r.reproduction}"
             },
             "locations": [_location(r)],
             "partialFingerprints": {"controlplaneHole/v1": fingerprint(r)},

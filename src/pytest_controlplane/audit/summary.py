@@ -69,7 +69,8 @@ def workflow_commands(records: Iterable[Record]) -> list[str]:
     for record in [r for r in records if r.cell == "bypassed"][:MAX_ANNOTATIONS]:
         path, line = record.place
         title = f"{record.family} {record.target} got through by {record.route}"
-        message = f"{record.family} {record.target} got through by {record.spelled} ({record.mode}). Reproduce:"
+        message = f"{record.family} {record.target} got through by {record.spelled} ({record.mode})."
+        message += (f" {record.seen_by[0].upper()}{record.seen_by[1:]}." if record.seen_by else "") + " Reproduce:"
         message += "\n" + record.reproduction
         found.append(f"::error file={_property(path)},line={line},title={_property(title)}::{_data(message)}")
     return found
