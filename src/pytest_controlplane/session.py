@@ -26,7 +26,6 @@ from .effects.attribution import HookWindow
 from .errors import AgentError, ConfigError, ours
 from .gateway.scripted import Block, ScriptedModel, text
 from .gateway.server import ModelGateway
-from .layers import assign
 from .tool_call import ToolCall
 
 __tracebackhide__ = ours  # our errors show without our frames
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
 
 
 DEFAULT_TIMEOUT = 120.0
+Seen = tuple[str, list[ToolCall], list[Any], list[Any], list[Any]]  # worlds(): a label and what ran there
 
 
 class AgentSession:
@@ -73,9 +73,7 @@ class AgentSession:
         self.inconclusive_policy = "fail"  # or "warn": what assert_held() does with an inconclusive variant
         self.crash_reports: list[Any] = []
         self.settings_files: list[Any] = []  # the world's settings files at the last run, with their command hooks
-        # What ran in the isolated worlds of this test (a mode each, a cold play, an example): (label, its session's
-        # tool calls, effects, hook-made effects, hook runs), so that its report shows them where they happened.
-        self.elsewhere: list[tuple[str, list[ToolCall], list[Any], list[Any], list[Any]]] = []
+        self.elsewhere: list[Seen] = []  # what ran in the isolated worlds made from this one (see worlds())
         from .canary import Plantings
 
         self.plantings = plantings if plantings is not None else Plantings(env=world.planted_env)
@@ -224,9 +222,7 @@ class AgentSession:
                 outcome.hook_runs = read_runs(self.world, logged)
                 for call in outcome.tool_calls:
                     call.result, call.reason = self._restorer.text(call.result), self._restorer.text(call.reason)
-                credit(outcome.tool_calls, outcome.hook_runs, settings.files)
-                for call in outcome.tool_calls:
-                    assign(call)  # who decided it (layers.py)
+                credit(outcome.tool_calls, outcome.hook_runs, settings.files)  # and who decided each (layers.py)
             self.effects.end(
                 outcome.tool_calls if outcome else (),
                 self.gateway.exchanges[before:],
@@ -300,13 +296,11 @@ class AgentSession:
         before: Sequence[str] = (),
         idempotent: Sequence[str] = (),
     ) -> CrashReport:
-        """Crash a run of `prompt` at every point it passes, each in a fresh copy of this world, resume with
-        `then`, and check: one consistent history, nothing stored before the crash lost, the model shown the
-        stored history, no tool effect done twice (tools named in `idempotent` may repeat).
-
-        The model answers from `script` (its turns in order, then "Done."); prompts in `before` run first in
-        each world, so the crashed run continues a session that already has a history.
-        """
+        """Crash a run of `prompt` at every point it passes, each in a fresh copy of this world, resume with `then`,
+        and check: one consistent history, nothing stored before the crash lost, the model shown the stored history,
+        no tool effect done twice (tools named in `idempotent` may repeat).  The model answers from `script` (its
+        turns in order, then "Done."); prompts in `before` run first in each world, so the crashed run continues a
+        session that already has a history."""
         from .crash import crash_everywhere
 
         return crash_everywhere(self, prompt, script, then, before, idempotent)
@@ -333,9 +327,8 @@ class AgentSession:
         Hypothesis examples, or one run per permission mode); it shares this test's gateway."""
         self._isolated += 1
         root = (self.scratch or self.world.root.parent) / f"{self.world.root.name}-isolated-{self._isolated}"
-        world = World.create(
-            root, self.world.test_id, template=self.world.workspace, planted_env=self.world.planted_env
-        )
+        here = self.world
+        world = World.create(root, here.test_id, template=here.workspace, planted_env=here.planted_env)
         agent = self.agent
         if permission_mode is not None:
             if not hasattr(agent, "with_permission_mode"):
@@ -348,18 +341,14 @@ class AgentSession:
         try:
             yield session
         finally:
-            self.elsewhere.append(
-                (label, session.tool_calls, session.effects.diff, session.effects.by_hooks, session.hook_runs)
-            )
-            self.elsewhere += [(f"{label}, {w}", c, d, h, r) for w, c, d, h, r in session.elsewhere]
+            self.elsewhere += [(", ".join(filter(None, (label, w))), *seen) for w, *seen in session.worlds()]  # type: ignore[misc]
             self.gateway.observers.remove(session._request_arrived)
             self.gateway.rewriters.remove(session._restorer.body)
             self.gateway.set_roots(self.world.roots)
 
     def _last_session(self) -> str:
-        for outcome in reversed(self.runs):
-            if outcome.session_id:
-                return outcome.session_id
+        if found := next((o.session_id for o in reversed(self.runs) if o.session_id), None):
+            return found
         raise ConfigError("Nothing to resume: call session.run(...) first.")
 
     # --- what happened -------------------------------------------------------------------------
@@ -382,6 +371,11 @@ class AgentSession:
     @property
     def tool_calls(self) -> list[ToolCall]:
         return [c for outcome in self.runs for c in outcome.tool_calls]
+
+    def worlds(self) -> list[Seen]:
+        """What ran here ("") and in each isolated world made from this one (a mode each, a cold play), labelled: its
+        tool calls, effects, hook-made effects and hook runs, so that a report shows them where they happened."""
+        return [("", self.tool_calls, self.effects.diff, self.effects.by_hooks, self.hook_runs), *self.elsewhere]
 
     @property
     def hook_runs(self) -> list[Any]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..layers import refusal
+from ..layers import assign, refusal
 from ..tool_call import ToolCall
 from .settings_hooks import HOOKS_DIR, CommandHook, SettingsFile
 
@@ -141,12 +141,14 @@ def read_runs(world: Any, since: int = 0) -> list[HookRun]:
 def credit(calls: Iterable[ToolCall], runs: Sequence[HookRun], settings: Sequence[SettingsFile] = ()) -> None:
     """Each tool call's verdict and counts with what the PreToolUse command hooks that saw it decided: a deny the CLI
     honoured is `denied_by_hook` (the hook named in `reason`), a call that ran on a hook's allow `allowed_by_hook`, an
-    `ask` nobody could answer `denied_by_permission`; `updatedInput` is what ran (`ran_input`).  A call the CLI refused
-    by a permission rule names the `permissions.deny` rules of `settings` for its tool (the CLI does not say which)."""
+    `ask` nobody could answer `asked`; `updatedInput` is what ran (`ran_input`).  A call the CLI refused by a
+    permission rule names the `permissions.deny` rules of `settings` for its tool (the CLI does not say which).  Then
+    each call's layer: who decided it (layers.assign)."""
     seen: dict[str, list[HookRun]] = {}
     for run in runs:
         if run.hook.event == "PreToolUse" and run.tool_use_id:
             seen.setdefault(run.tool_use_id, []).append(run)
+    calls = list(calls)
     for call in calls:
         mine = seen.get(call.id, [])
         if call.verdict == "errored" and not call.observed:  # the CLI's words, read from outside
@@ -179,6 +181,8 @@ def credit(calls: Iterable[ToolCall], runs: Sequence[HookRun], settings: Sequenc
         elif call.verdict == "allowed" and allowed is not None:
             call.verdict, call.decided_by, call.layer = "allowed_by_hook", allowed.hook.label, "guard"
             call.reason = f"{allowed.hook.label} allowed it" + (f": {allowed.reason}" if allowed.reason else "")
+    for call in calls:
+        assign(call)
 
 
 def _rules_for(call: ToolCall, settings: Sequence[SettingsFile]) -> list[str]:

@@ -34,10 +34,10 @@ from ..errors import AgentError, ConfigError
 from ..tool_call import ToolCall
 from .observer import Checkpoint, Observer, collect
 from .outcome import RunOutcome
+from .pool_key import CONFIGURATION as _CONFIGURATION
+from .pool_key import configuration, key
 from .world import World
 
-# Agent configuration in a workspace: the CLI reads it when it starts, so a pool is made for one set of it.
-_CONFIGURATION = (".claude", ".mcp.json", "CLAUDE.md", "CLAUDE.local.md")
 # The config dir's own state (kept) and what a session adds (removed between tests).
 _CONFIG_KEPT = (".claude.json", "sessions", "shell-snapshots", "plugins", "statsig", "session-env")
 _MAX_POOLS = 4  # per process; the least recently used one is closed beyond
@@ -57,49 +57,6 @@ class _Loop:
     def stop(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
-
-
-def fingerprint(options: Any) -> str:
-    """The fixed part of a ClaudeAgentOptions, which a running CLI cannot change: everything but the callbacks, the
-    permission mode and the ids of one session; hooks by their events and matchers."""
-    fields = {}
-    for field in dataclasses.fields(options):
-        value = getattr(options, field.name)
-        if field.name in ("can_use_tool", "stderr", "permission_mode", "session_id", "resume", "fork_session", "cwd"):
-            value = value is not None if field.name == "can_use_tool" else None
-        elif field.name == "hooks":
-            value = sorted(
-                (event, [(m.matcher, len(m.hooks)) for m in matchers]) for event, matchers in (value or {}).items()
-            )
-        elif field.name == "mcp_servers" and isinstance(value, dict):
-            value = sorted((name, _server(server)) for name, server in value.items())
-        fields[field.name] = value
-    return hashlib.sha256(repr(sorted(fields.items(), key=lambda item: item[0])).encode()).hexdigest()
-
-
-def key(agent: Any, workspace: Path) -> str:
-    """What a running CLI of `agent` is fixed to: the options' fixed part and the answer at its approval prompt (a CLI
-    started without a can_use_tool refuses what it would ask)."""
-    return f"{fingerprint(agent.options_factory(workspace))}:{agent.approval}"
-
-
-def _server(server: Any) -> Any:
-    """An MCP server as its kind and configuration (an SDK server is an object made anew by each options call)."""
-    return sorted(server) if isinstance(server, dict) else type(server).__name__
-
-
-def configuration(template: Path | None) -> str:
-    """The agent configuration a template holds (what the CLI reads at start), as a digest."""
-    digest = hashlib.sha256()
-    if template is not None:
-        for name in _CONFIGURATION:
-            path = template / name
-            files = (
-                sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path] if path.is_file() else []
-            )
-            for file in files:
-                digest.update(str(file.relative_to(template)).encode() + b"\0" + file.read_bytes() + b"\0")
-    return digest.hexdigest()
 
 
 class _Routes:

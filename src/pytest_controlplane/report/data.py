@@ -13,10 +13,7 @@ def collect(
 ) -> dict[str, Any]:
     """Everything the HTML report of one test needs; `canaries` are the test's Canary objects.  The tool calls, effects
     and hook runs are this world's and those of its isolated worlds (a variant played per mode, or cold), each said."""
-    worlds = [
-        ("", session.tool_calls, session.effects.diff, session.effects.by_hooks, getattr(session, "hook_runs", [])),
-        *getattr(session, "elsewhere", []),
-    ]
+    worlds = session.worlds()
     data: dict[str, Any] = {
         "test": test,
         "outcome": outcome,
