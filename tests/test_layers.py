@@ -59,6 +59,11 @@ def test_redirect_into_env(agent_session):
     agent_session.effects.assert_not_written(".env")
 
 
+def test_tee_into_env(agent_session):
+    attempt(agent_session, "Bash", command="echo API_KEY=stolen | tee .env")
+    agent_session.effects.assert_not_written(".env")
+
+
 def test_curl(agent_session):
     attempt(agent_session, "Bash", command="curl -s http://127.0.0.1:9/")
 
@@ -152,11 +157,26 @@ def test_the_approval_prompt_holds_in_default_mode_and_a_person_saying_yes_lets_
 
 
 @pytest.mark.slow
+def test_under_accept_edits_the_prompt_still_asks_for_some_spellings_and_nobody_answers(layers):
+    """acceptEdits approves a plain redirect into the workspace (CLI 2.1.332: `echo … > .env` runs, credited to
+    nobody), but still asks for `… | tee .env`: `asked`, the prompt's, not a rule's; a person's yes writes it."""
+    calls, result = layers("acceptEdits", "-k", "into_env")
+    assert "-> allowed none |" in calls["test_redirect_into_env"], calls
+    assert "-> asked prompt |  | This Bash command contains multiple operations. The following part requires " \
+           "approval: tee .env" in calls["test_tee_into_env"], calls
+    result.assert_outcomes(passed=1, failed=1)
+    calls, result = layers("acceptEdits", "-k", "tee_into_env", "--agent-approval=allow")
+    assert "-> allowed prompt |" in calls["test_tee_into_env"], calls
+    result.stdout.fnmatch_lines(["*.env was written*"])
+    result.assert_outcomes(failed=1)
+
+
+@pytest.mark.slow
 def test_a_rule_a_hook_and_the_cli_are_each_credited_and_never_when_they_did_not_decide(layers):
     """bypassPermissions (no prompt at all): the deny rule is the rule's, quoted with its file; the rm -rf block the
     hook's, named; a write through a symlink the CLI's own refusal.  Their quiet twins run, credited to nobody: the
     same redirect writes .env (no prompt was there to hold it), a plain echo passes the hook that saw it."""
-    calls, result = layers("bypassPermissions", "-k", "not (variant or by_mode or poisoned)")
+    calls, result = layers("bypassPermissions", "-k", "not (variant or by_mode or poisoned or tee)")
     assert "-> denied_by_permission rule | the permissions.deny rule Bash(curl:*) (.claude/settings.json)" in calls[
         "test_curl"], calls
     assert re.search(r"-> denied_by_hook guard \| the PreToolUse command hook `.*no_rm\.sh`", calls["test_rm"]), calls

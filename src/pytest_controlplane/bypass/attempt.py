@@ -81,8 +81,8 @@ def _compare(session: Any, warm: BypassOutcome, twin: Any, cold: BypassOutcome) 
     own paths and the runs' ids aside)."""
 
     def seen(outcome: BypassOutcome, world: Any) -> dict[str, str]:
-        words = {"verdict": outcome.verdict, "held by": outcome.held_by, "what happened": outcome.evidence,
-                 "why": outcome.reason}  # fmt: skip
+        words = {"verdict": outcome.verdict, "layer": outcome.layer, "held by": outcome.held_by,
+                 "what happened": outcome.evidence, "why": outcome.reason}  # fmt: skip
         roots = sorted({str(world.root), os.path.realpath(world.root)}, key=len, reverse=True)
         for key, text in words.items():
             for root in roots:
