@@ -7,7 +7,8 @@ import json
 import pytest
 
 from pytest_controlplane.agents.process import stderr_tail
-from pytest_controlplane.crash import CrashPoint, CrashReport, CrashResult, HistoryInconsistent, _why, lost
+from pytest_controlplane.crash import CrashPoint, CrashReport, CrashResult, HistoryInconsistent
+from pytest_controlplane.recovery import _why, lost
 from pytest_controlplane.errors import AgentError, ConfigError, SessionCorrupt
 from pytest_controlplane.history.check import Problem
 from pytest_controlplane.history.stored import JSONL, MESSAGES, Stored
@@ -35,9 +36,9 @@ def test_a_report_lists_each_point_before_and_after_and_counts_the_consistent_on
     torn = Problem("corrupt-line", 4, "not JSON")
     unanswered = Problem("unanswered-tool-use", 3, "tool_use t1 has no tool_result")
     report = CrashReport([
-        CrashResult(CrashPoint("tool", 1), before=[unanswered, torn]),
+        CrashResult(CrashPoint("tool", 1), before=[unanswered, torn], resumed="resumed"),
         CrashResult(CrashPoint("save", 2), after=[torn], resumed="started over"),
-        CrashResult(CrashPoint("request", 1)),
+        CrashResult(CrashPoint("request", 1), resumed="resumed"),
     ])
     assert str(report) == "\n".join([
         "3 crash point(s), 2 consistent after resume:",
@@ -56,7 +57,8 @@ def test_a_report_lists_each_point_before_and_after_and_counts_the_consistent_on
 
 
 def test_a_warning_after_the_resume_is_no_inconsistency():
-    result = CrashResult(CrashPoint("stream", 1), after=[Problem("merged-lines", 2, "two lines", severity="warning")])
+    result = CrashResult(CrashPoint("stream", 1), after=[Problem("merged-lines", 2, "two lines", severity="warning")],
+                         resumed="resumed")
     assert result.consistent
     CrashReport([result]).assert_consistent()
 
@@ -67,7 +69,8 @@ from pytest_controlplane.crash import CrashPoint, CrashReport, CrashResult
 from pytest_controlplane.history.check import Problem
 
 def test_it():
-    CrashReport([CrashResult(CrashPoint("tool", 1), after=[Problem("lost-entry", None, "gone")])]).assert_consistent()
+    CrashReport([CrashResult(CrashPoint("tool", 1), after=[Problem("lost-entry", None, "gone")],
+                             resumed="resumed")]).assert_consistent()
 ''')
     result = pytester.runpytest("-p", "no:cacheprovider", "--tb=long")
     result.assert_outcomes(failed=1)
@@ -185,3 +188,14 @@ def test_a_tool_crash_waits_for_the_cli_to_record_the_call_and_gives_up_at_its_d
     pauses.clear()
     crash.wait_until_recorded(world, "toolu_never", seconds=0.1)  # returns: the report shows what was stored
     assert 10 <= len(pauses) <= 11 and set(pauses) == {0.01}
+
+
+def test_a_crash_no_resume_followed_is_not_consistent_and_says_why():
+    """crash() alone has shown no recovery: not consistent, whatever the store looks like, and it says what to do;
+    a failed resume is not consistent either."""
+    alone = CrashResult(CrashPoint("save", 1))
+    assert not alone.consistent and alone.reason.startswith("no resume ran after the crash")
+    assert str(alone).splitlines()[1].strip().startswith("not resumed: no resume ran after the crash")
+    failed = CrashResult(CrashPoint("save", 1), after=[Problem("resume-failed", None, "exit 1")], resumed="resume failed")
+    assert not failed.consistent and "resume-failed" in failed.reason
+    assert CrashResult(CrashPoint("save", 1), resumed="resumed").consistent

@@ -1054,7 +1054,7 @@ def test_read_transcript_says_which_line_is_torn_and_check_history_names_it(tmp_
 def test_the_tool_calls_a_resume_must_show_the_model_are_read_from_the_transcript(version):
     """After a crash, the first request of the resume must carry every stored tool_use id (else
     model-missed-history): they are read off the transcript's lines, in order, past a torn one."""
-    from pytest_controlplane.crash import tool_use_ids
+    from pytest_controlplane.recovery import tool_use_ids
     from pytest_controlplane.history.stored import JSONL, MESSAGES, Stored
 
     lines = _basic(version)

@@ -308,3 +308,39 @@ def test_agent_history_reads_through_the_users_reader_and_says_when_it_cannot(tm
         "string starting at: line 1 column 40 (char 39); a save was cut off part-way"]
     with pytest.raises(ConfigError, match=r"CommandAgent\(history=\.\.\.\) takes a function"):
         CommandAgent(["my-agent"], history="sessions/")
+
+
+ONE_CRASH = '''
+import pytest
+
+
+@pytest.mark.parametrize("then", [None, "Continue where you left off."])
+def test_one_crash(agent_session, scripted_model, then):
+    # The crash in the first save ends the first turn; only a resume that works asks for the second.
+    scripted_model(SCRIPT_TURNS if then and STORE == "atomic" else SCRIPT_TURNS[:1])
+    result = agent_session.crash("Write it to notes.txt.", at="save 1", then=then)
+    print(f"RESULT then={then is not None} consistent={result.consistent} | {result.reason}")
+    print(result)
+'''
+
+
+@pytest.mark.parametrize("store", ["in place", "atomic"])
+def test_one_crash_in_a_save_is_judged_as_crash_everywhere_judges_it(pytester, store):
+    """The seed's agent saving in place (`path.write_text`) or atomically, crashed once in its first save: without a
+    resume the result is never consistent (nothing has shown a recovery); resumed, the torn store fails its resume
+    and is inconsistent, the atomic one resumes to a consistent history."""
+    patches = [] if store == "in place" else [(SAVE, ATOMIC)]
+    header = f"from conftest import SCRIPT as SCRIPT_TURNS\nSTORE = {store!r}\n"
+    result = _seed(pytester, *patches, tests=header + ONE_CRASH)
+    result.assert_outcomes(passed=2)
+    lines = [line[line.index("RESULT"):] for line in result.outlines if "RESULT then=" in line]
+    assert lines[0] == ("RESULT then=False consistent=False | no resume ran after the crash, so nothing says the agent "
+                        "recovers: pass then=... to crash() (it resumes and judges), or resume and call "
+                        "assert_consistent()")
+    if store == "in place":
+        assert lines[1].startswith("RESULT then=True consistent=False | ") and "resume-failed" in lines[1], lines
+        result.stdout.fnmatch_lines(["save 1 * after the crash: *torn-store*", "*resume failed: *resume-failed*"])
+    else:
+        assert lines[1] == "RESULT then=True consistent=True | ", lines
+        # the first save, cut before anything was stored: the resume starts the session over, whole
+        result.stdout.fnmatch_lines(["save 1 * after the crash: consistent", "*started over (nothing was stored): consistent"])

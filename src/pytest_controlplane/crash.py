@@ -16,7 +16,6 @@ BaseException that no `except Exception` swallows.
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -26,8 +25,9 @@ from typing import Any
 from .agents.save_points import SaveHook
 from .errors import ConfigError, ControlPlaneError, ControlPlaneFailure, SessionCorrupt, ours
 from .gateway.server import DropRequest
-from .history.check import Problem, lost_entries
-from .history.stored import JSONL, Stored, read_stored, stored_messages
+from .history.check import Problem
+from .history.stored import Stored, read_stored
+from .recovery import resume_and_judge, stored_history
 
 __tracebackhide__ = ours  # our errors show without our frames
 
@@ -133,16 +133,29 @@ class CrashResult:
     point: CrashPoint
     before: list[Problem] = field(default_factory=list)  # right after the crash (an unpaired tool_use is expected)
     after: list[Problem] = field(default_factory=list)  # after the resume: must be empty
-    resumed: str = "resumed"  # or "started over" (nothing was saved), "resume failed"
+    resumed: str = ""  # "resumed", "started over (nothing was stored)", "resume failed"; "": no resume ran
     history: Any = None  # what was stored after the resume: transcript lines or messages
     before_cut: Stored | None = None  # a process agent's store as it was before the save that was cut off
 
     @property
     def consistent(self) -> bool:
-        return not [p for p in self.after if p.severity == "error"]
+        """True only when a resume ran and the history after it is whole (a crash alone proves nothing yet)."""
+        return self.resumed not in ("", "resume failed") and not [p for p in self.after if p.severity == "error"]
+
+    @property
+    def reason(self) -> str:
+        """Why it is not consistent ("" when it is)."""
+        if not self.resumed:
+            return (
+                "no resume ran after the crash, so nothing says the agent recovers: pass then=... to "
+                "crash() (it resumes and judges), or resume and call assert_consistent()"
+            )
+        return "; ".join(str(p) for p in self.after if p.severity == "error")
 
     def __str__(self) -> str:
         before = "; ".join(map(str, self.before)) or "consistent"
+        if not self.resumed:
+            return f"{str(self.point):<10} after the crash: {before}\n{'':<10} not resumed: {self.reason}"
         after = "; ".join(map(str, self.after)) or "consistent"
         return f"{str(self.point):<10} after the crash: {before}\n{'':<10} {self.resumed}: {after}"
 
@@ -186,8 +199,20 @@ def wait_until_recorded(world: Any, tool_use_id: str, seconds: float = 10.0) -> 
 # --- crashing a session, and resuming it -------------------------------------------------------------
 
 
-def crash(session: Any, prompt: str, at: Any, resume: str | None) -> CrashResult:
-    """Run `prompt` in `session` (continuing `resume`), crash at `at`, and check what is stored right after."""
+def crash(
+    session: Any, prompt: str, at: Any, resume: str | None, then: str | None = None, idempotent: Sequence[str] = ()
+) -> CrashResult:
+    """Run `prompt` in `session` (continuing `resume`), crash at `at`, and check what is stored right after; with
+    `then`, resume with it and judge the history as crash_everywhere does (one judgement: resume_and_judge)."""
+    session_id = resume or session.world.session_id
+    stored_first = stored_history(session.agent, session.world, session_id)
+    result = _crash(session, prompt, at, resume)
+    if then is not None:
+        resume_and_judge(session, result, session_id, stored_first, then, idempotent)
+    return result
+
+
+def _crash(session: Any, prompt: str, at: Any, resume: str | None) -> CrashResult:
     point = CrashPoint.parse(at)
     session.crasher = crasher = Crasher(session, point)
     failure: ControlPlaneError | None = None
@@ -263,135 +288,57 @@ def crash_and_resume(
         continued = prepare(session, prepared)
         session_id = session.world.session_id
         stored_first = stored_history(session.agent, session.world, session_id)
-        result = crash(session, prompt, point, continued)
-        at_crash = stored_history(session.agent, session.world, session_id)
-        # What the resume must keep: the store at the crash, else (torn or gone) the last whole one before it.
-        known = next((s for s in (at_crash, result.before_cut, stored_first) if s is not None and not s.torn), None)
-        crashed_run, requests_before = len(session.runs), len(session.gateway.exchanges)
-        try:
-            if at_crash is None and known is None:
-                result.resumed = "started over (nothing was stored)"
-                session.run(then)
-            else:
-                session.resume(then, session=session_id)
-        except ControlPlaneError as error:
-            result.resumed = "resume failed"
-            result.after.append(Problem("resume-failed", None, _why(error)))
-            return result
-        after = stored_history(session.agent, session.world, session_id)
-        result.history = after.content if after is not None else None
-        result.after.extend(after.check() if after is not None else [])
-        result.after.extend(lost(known, after, intact=known is at_crash))
-        first = next(
-            (e for e in session.gateway.exchanges[requests_before:] if e.request.route == "/v1/messages"), None
-        )
-        if first is not None and known is not None:
-            missing = [i for i in tool_use_ids(known) if i.encode() not in first.request.body]
-            if missing:
-                result.after.append(
-                    Problem(
-                        "model-missed-history",
-                        None,
-                        f"the first request after the resume lacks stored tool calls {missing}",
-                    )
-                )
-        result.after.extend(done_twice(session, crashed_run, set(idempotent)))
-        return result
+        result = _crash(session, prompt, point, continued)
+        return resume_and_judge(session, result, session_id, stored_first, then, idempotent)
 
 
-def _why(error: ControlPlaneError) -> str:
-    """The first line of a failed resume's error, and the last line the agent wrote on stderr (its own reason)."""
-    first = str(error).splitlines()[0]
-    stderr = getattr(error, "stderr", [])
-    return f"{first} ({stderr[-1].strip()})" if stderr else first
+class Crashes:
+    """An agent session's crash tests and history checks (AgentSession inherits them)."""
 
+    agent: Any
+    world: Any
 
-def stored_history(agent: Any, world: Any, session_id: str) -> Stored | None:
-    """What the agent has stored for `session_id` (None: nothing, or the agent keeps no store we know of)."""
-    reader = getattr(agent, "stored", None)
-    try:
-        return reader(world, session_id) if callable(reader) else read_stored(agent.transcript(world, session_id))
-    except ConfigError:
-        return None  # the agent keeps no store we know of
+    def _last_session(self) -> str:
+        raise NotImplementedError
 
+    def crash(
+        self,
+        prompt: str,
+        *,
+        at: Any,
+        session: str | None = None,
+        then: str | None = None,
+        idempotent: Sequence[str] = (),
+    ) -> CrashResult:
+        """Run `prompt` (continuing `session` if given) and crash at `at` ("request 2", "stream 1", "tool 3", "save 1");
+        `.before` holds the stored history's problems right after the crash.  With `then`, resume with it and judge
+        the history as crash_everywhere does; without, `.consistent` is False: nothing has shown a recovery yet."""
+        return crash(self, prompt, at, session, then, idempotent)
 
-def lost(known: Stored | None, after: Stored | None, *, intact: bool = True) -> list[Problem]:
-    """What was stored before the crash (`known`) and is missing after the resume.  `intact`: the store survived
-    the crash as it was; else it was torn or gone, and a resume without `known` started over (lost-history)."""
-    if known is None or known.content is None or not known.content or (after is not None and after.torn):
-        return []
-    if after is None:
-        return [
-            Problem(
-                "lost-history",
-                None,
-                f"nothing is stored after the resume; the store held {_count(known)} before the crash",
-            )
-        ]
-    assert after.content is not None  # a torn store (content None) returned above
-    if known.kind == JSONL and after.kind == JSONL:
-        dropped = lost_entries(known.content, after.content or [])
-        if intact or not dropped:
-            return dropped
-    elif after.content[: len(known.content)] == known.content:
-        return []
-    elif intact:
-        return [
-            Problem(
-                "lost-entry",
-                None,
-                "the messages stored before the crash are not the start of the history after the resume",
-            )
-        ]
-    return [
-        Problem(
-            "lost-history",
-            None,
-            f"the resume started over: the store held {_count(known)} before the save "
-            "that was cut off, and none of it is in the history after it",
-        )
-    ]
+    def crash_everywhere(
+        self,
+        prompt: str,
+        *,
+        script: Sequence[Any],
+        then: str = "Continue where you left off.",
+        before: Sequence[str] = (),
+        idempotent: Sequence[str] = (),
+    ) -> CrashReport:
+        """Crash a run of `prompt` at every point it passes, each in a fresh copy of this world, resume with `then`,
+        and check: one consistent history, nothing stored before the crash lost, the model shown the stored history,
+        no tool effect done twice (tools named in `idempotent` may repeat).  The model answers from `script` (its
+        turns in order, then "Done."); prompts in `before` run first in each world, so the crashed run continues a
+        session that already has a history."""
+        return crash_everywhere(self, prompt, script, then, before, idempotent)
 
+    def history_problems(self, session: str | None = None) -> list[Any]:
+        """Consistency problems of a stored session (the last one by default)."""
+        stored = stored_history(self.agent, self.world, session or self._last_session())
+        return stored.check() if stored is not None else []
 
-def _count(stored: Stored) -> str:
-    n = len(stored.content or [])
-    return f"{n} {'transcript line' if stored.kind == JSONL else 'message'}{'' if n == 1 else 's'}"
-
-
-def tool_use_ids(stored: Stored | None) -> list[str]:
-    messages = stored_messages(stored) if stored is not None else []
-    return [
-        str(b.get("id"))
-        for m in messages
-        if isinstance(m, dict) and isinstance(m.get("content"), list)
-        for b in m["content"]
-        if isinstance(b, dict) and b.get("type") == "tool_use"
-    ]
-
-
-def done_twice(session: Any, crashed_run: int, idempotent: set[str]) -> list[Problem]:
-    """Tool calls (same tool, same input) whose effects happened both before the crash and after the resume."""
-
-    def effects_by_call(run: int) -> dict[tuple[str, str], list[str]]:
-        found: dict[tuple[str, str], list[str]] = {}
-        for change in session.effects.diff:
-            if change.run == run:
-                for call in change.calls:
-                    key = (call.name, json.dumps(call.input, sort_keys=True))
-                    found.setdefault(key, []).append(change.shown_as)
-        return found
-
-    before = effects_by_call(crashed_run)
-    after: dict[tuple[str, str], list[str]] = {}
-    for run in range(crashed_run + 1, len(session.runs) + 1):
-        after.update(effects_by_call(run))
-    return [
-        Problem(
-            "effect-twice",
-            None,
-            f"{name} {tool_input[:80]} changed {', '.join(sorted(set(paths)))} before "
-            "the crash and again after the resume",
-        )
-        for (name, tool_input), paths in before.items()
-        if (name, tool_input) in after and name not in idempotent
-    ]
+    def assert_consistent(self, session: str | None = None) -> None:
+        """Fail if the stored session (the last by default) is not one consistent history."""
+        __tracebackhide__ = True
+        problems = self.history_problems(session)
+        if [p for p in problems if p.severity == "error"]:
+            raise HistoryInconsistent("The session history is inconsistent:\n" + "\n".join(f"  {p}" for p in problems))

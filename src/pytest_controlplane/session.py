@@ -13,7 +13,7 @@ import contextlib
 import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .agents.adapter import AgentAdapter, store_reader
 from .agents.hook_runs import HookListener, credit, log_size, read_runs
@@ -21,6 +21,7 @@ from .agents.outcome import RunOutcome, calls_seen_by_model, raise_for
 from .agents.process import detached, process_ids, reap
 from .agents.settings_hooks import RECORDER, CommandHook, Restorer, WorldHooks
 from .agents.world import World
+from .crash import Crashes
 from .effects import Effects
 from .effects.attribution import HookWindow
 from .errors import AgentError, ConfigError, ours
@@ -30,15 +31,12 @@ from .tool_call import ToolCall
 
 __tracebackhide__ = ours  # our errors show without our frames
 
-if TYPE_CHECKING:
-    from .crash import CrashReport, CrashResult
-
 
 DEFAULT_TIMEOUT = 120.0
 Seen = tuple[str, list[ToolCall], list[Any], list[Any], list[Any]]  # worlds(): a label and what ran there
 
 
-class AgentSession:
+class AgentSession(Crashes):
     """One test's agent: run, resume, fork, attempt — and what the model, tools and files saw.
 
     Seconds per run: `timeout` (the test's marker), else the adapter's own `timeout`, else
@@ -277,49 +275,6 @@ class AgentSession:
                 f"{call.name} and does not end its turn without answering the call.",
             )
         return matching[0]
-
-    # --- crashes --------------------------------------------------------------------------------
-
-    def crash(self, prompt: str, *, at: Any, session: str | None = None) -> CrashResult:
-        """Run `prompt` (continuing `session` if given) and crash at `at` ("request 2", "stream 1", "tool 3",
-        "save 1"); return the stored history's problems right after the crash."""
-        from .crash import crash
-
-        return crash(self, prompt, at, session)
-
-    def crash_everywhere(
-        self,
-        prompt: str,
-        *,
-        script: Sequence[Any],
-        then: str = "Continue where you left off.",
-        before: Sequence[str] = (),
-        idempotent: Sequence[str] = (),
-    ) -> CrashReport:
-        """Crash a run of `prompt` at every point it passes, each in a fresh copy of this world, resume with `then`,
-        and check: one consistent history, nothing stored before the crash lost, the model shown the stored history,
-        no tool effect done twice (tools named in `idempotent` may repeat).  The model answers from `script` (its
-        turns in order, then "Done."); prompts in `before` run first in each world, so the crashed run continues a
-        session that already has a history."""
-        from .crash import crash_everywhere
-
-        return crash_everywhere(self, prompt, script, then, before, idempotent)
-
-    def history_problems(self, session: str | None = None) -> list[Any]:
-        """Consistency problems of a stored session (the last one by default)."""
-        from .crash import stored_history
-
-        stored = stored_history(self.agent, self.world, session or self._last_session())
-        return stored.check() if stored is not None else []
-
-    def assert_consistent(self, session: str | None = None) -> None:
-        """Fail if the stored session (the last by default) is not one consistent history."""
-        from .crash import HistoryInconsistent
-
-        __tracebackhide__ = True
-        problems = self.history_problems(session)
-        if [p for p in problems if p.severity == "error"]:
-            raise HistoryInconsistent("The session history is inconsistent:\n" + "\n".join(f"  {p}" for p in problems))
 
     @contextlib.contextmanager
     def isolated(self, *, permission_mode: str | None = None) -> Iterator[AgentSession]:

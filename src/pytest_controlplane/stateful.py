@@ -26,10 +26,11 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, rule
 
-from .crash import KINDS, lost, stored_history
+from .crash import KINDS
 from .errors import ConfigError, ControlPlaneError, ours
 from .gateway.scripted import ScriptedModel, text, tool_use
 from .gateway.server import ModelGateway
+from .recovery import lost, stored_history
 from .session import AgentSession
 
 __tracebackhide__ = ours  # our errors show without our frames
