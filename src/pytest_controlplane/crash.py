@@ -297,6 +297,7 @@ class Crashes:
 
     agent: Any
     world: Any
+    names: dict[str, str]
 
     def _last_session(self) -> str:
         raise NotImplementedError
@@ -333,7 +334,8 @@ class Crashes:
 
     def history_problems(self, session: str | None = None) -> list[Any]:
         """Consistency problems of a stored session (the last one by default)."""
-        stored = stored_history(self.agent, self.world, session or self._last_session())
+        session = self.names.get(session, session) if session is not None else self._last_session()
+        stored = stored_history(self.agent, self.world, session)
         return stored.check() if stored is not None else []
 
     def assert_consistent(self, session: str | None = None) -> None:

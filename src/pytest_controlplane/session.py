@@ -71,6 +71,7 @@ class AgentSession(Crashes):
         self.inconclusive_policy = "fail"  # or "warn": what assert_held() does with an inconclusive variant
         self.crash_reports: list[Any] = []
         self.settings_files: list[Any] = []  # the world's settings files at the last run, with their command hooks
+        self.names: dict[str, str] = {}  # the sessions a test named: name -> the agent's id for it
         self.elsewhere: list[Seen] = []  # what ran in the isolated worlds made from this one (see worlds())
         from .canary import Plantings
 
@@ -175,9 +176,15 @@ class AgentSession(Crashes):
     def workspace(self) -> Path:
         return self.world.workspace
 
-    def turn(self, prompt: str, *, resume: str | None = None, fork: bool = False) -> RunOutcome:
-        """One run of the agent on `prompt`: in a new session, or continuing (`fork`: branching) `resume`."""
+    def turn(
+        self, prompt: str, *, resume: str | None = None, fork: bool = False, name: str | None = None
+    ) -> RunOutcome:
+        """One run of the agent on `prompt`: in a new session (called `name`, if given), or continuing (`fork`:
+        branching into a new one) `resume`, a session's id or the name a test gave it."""
+        resume = self.names.get(resume, resume) if resume is not None else None
         session_id = self.world.session_id if not self.runs else f"{self.world.session_id[:-4]}{len(self.runs):04x}"
+        if name is not None:  # a CommandAgent is given the name itself; ClaudeAgent a UUID made from it
+            session_id = getattr(self.agent, "session_id_for", lambda named: named)(name)
         before = len(self.gateway.exchanges)
         observes = getattr(self.agent, "observes_control_plane", True)
         # Adapters that see tool calls happen (ClaudeAgent) snapshot around each; for the others the
@@ -230,20 +237,23 @@ class AgentSession(Crashes):
                 settings.restore()  # a warm CLI read them wrapped when it started: they stay so (agents/warm.py)
         outcome.stray_processes = stray
         self.runs.append(outcome)
+        if name is not None:
+            self.names[name] = outcome.session_id or session_id  # what the agent really called it (a fork's new id)
         raise_for(outcome, self.gateway.take_problem(), answered=len(self.gateway.exchanges) > before)
         return outcome
 
-    def run(self, prompt: str) -> RunOutcome:
-        """Run the agent on `prompt` in a new session."""
-        return self.turn(prompt)
+    def run(self, prompt: str, *, session: str | None = None) -> RunOutcome:
+        """Run the agent on `prompt` in a new session; `session="asha-case"` names it, for resume and fork by name."""
+        return self.turn(prompt, name=session)
 
     def resume(self, prompt: str, session: str | None = None) -> RunOutcome:
-        """Continue a session (the last one by default) with `prompt`."""
+        """Continue a session (by its name or id; the last one by default) with `prompt`."""
         return self.turn(prompt, resume=session or self._last_session())
 
-    def fork(self, prompt: str, session: str | None = None) -> RunOutcome:
-        """Branch a session (the last one by default) into a new one and run `prompt` there."""
-        return self.turn(prompt, resume=session or self._last_session(), fork=True)
+    def fork(self, prompt: str, session: str | None = None, *, name: str | None = None) -> RunOutcome:
+        """Branch a session (by its name or id; the last one by default) into a new one, called `name` if given, and
+        run `prompt` there."""
+        return self.turn(prompt, resume=session or self._last_session(), fork=True, name=name)
 
     def attempt(self, call: Any, *, prompt: str = "Do as instructed.", permission_modes: Sequence[str] = ()) -> Any:
         """Have the model emit exactly `call`, then end the turn; the real control plane judges it.

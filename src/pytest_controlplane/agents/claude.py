@@ -107,6 +107,13 @@ class ClaudeAgent:
         options.__qualname__ = f"ClaudeAgent.project_settings(sources={list(sources)})"
         return cls(options, timeout=timeout)
 
+    @staticmethod
+    def session_id_for(name: str) -> str:
+        """The CLI's session id for a session a test names (it takes UUIDs only): the same for the same name."""
+        import uuid
+
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"pytest-controlplane:session:{name}"))
+
     def with_approval(self, approval: str) -> ClaudeAgent:
         """The same agent with another answer at the CLI's approval prompt ("deny" or "allow")."""
         return ClaudeAgent(self.options_factory, timeout=self.timeout, approval=approval)

@@ -50,8 +50,15 @@ def _failure(command: list[str], status: int, stderr: list[str], timed_out_after
 class CommandAgent:
     """`CommandAgent(["my-agent", "--flag"])`, or a function of the session for resume/fork.
 
-    `argv` is a list of strings, or `argv(session_id=..., resume=..., fork=...) -> list[str]`
-    (`resume` is the session to continue, or None for a new one).  `env` adds variables beneath the
+    `argv` is a list of strings, or `argv(session_id=..., resume=..., fork=...) -> list[str]`, called once per run:
+
+    - a new session (`run`):  session_id = the new session (the name a test gave it: `run(p, session="asha-case")`,
+      else a UUID), resume = None, fork = False;
+    - `resume(p, session=S)`: session_id = a new id the run may ignore, resume = S (the name or id), fork = False;
+    - `fork(p, session=S, name=N)`: session_id = the new session (N, if named), resume = S, the parent, fork = True.
+
+    The prompt is written to stdin, which is then closed; an agent that reads prompts until a word of its own
+    (a REPL's `quit`) gets it after the prompt with `stdin_end="quit\n"`.  `env` adds variables beneath the
     hermetic ones.  `transcript(world, session_id) -> Path` says where the agent keeps a session, if it
     does: Claude Code JSONL, JSONL of messages, a JSON messages list, or a JSON object with a "messages" list
     (detected).  For any other store, `history(world, session_id) -> messages list (None: nothing stored)`
@@ -70,6 +77,7 @@ class CommandAgent:
         timeout: float | None = None,
         transcript: Callable[[World, str], Path] | None = None,
         history: Callable[[World, str], list[Any] | None] | None = None,
+        stdin_end: str = "",
     ) -> None:
         if callable(argv):
             self.argv: Argv = argv
@@ -88,6 +96,7 @@ class CommandAgent:
                 f"CommandAgent(history=...) takes a function (world, session_id) -> messages list; got {history!r}."
             )
         self._history = history
+        self.stdin_end = stdin_end
 
     def _command(self, session_id: str, resume: str | None, fork: bool) -> list[str]:
         if callable(self.argv):
@@ -143,7 +152,8 @@ class CommandAgent:
             return outcome
         timed_out = False
         try:
-            stdout, stderr = process.communicate(prompt.encode(), timeout=timeout)
+            given = prompt + ("\n" if self.stdin_end and not prompt.endswith("\n") else "") + self.stdin_end
+            stdout, stderr = process.communicate(given.encode(), timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
             kill_group(process.pid)

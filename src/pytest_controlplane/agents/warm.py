@@ -333,6 +333,9 @@ class WarmAgent:
     def approval(self) -> str:
         return str(self.cold.approval)
 
+    def session_id_for(self, name: str) -> str:
+        return str(self.cold.session_id_for(name))
+
     def can_play(self, world: World, resume: str | None) -> bool:
         if world.root != self.pool.world.root or resume or world.planted_env or self.pool.broken:
             return False
