@@ -46,8 +46,11 @@ _ASKED = re.compile(
     r"|was blocked\. For security, Claude Code may only"
     r"|Review dynamic workflow before running"
     r"|traversal after a directory segment, which may follow a symlink"
+    # the shell checks that ask before a command runs (measured: a person's yes at the prompt runs each of them)
+    r"|requires manual approval|evaluates arguments as shell code|^Brace expansion|changes shell option state"
+    r"|executes arbitrary commands|cannot be auto-allowed|The user can add the allow rule"
     r"|while in plan mode",
-    re.S,
+    re.S | re.M,
 )
 _MODE = re.compile(r"running in don.t ask mode|Auto mode is unavailable")
 _RULE = re.compile(r"Permission to use \S+ .*has been denied|denied by your permission settings", re.S)

@@ -197,11 +197,8 @@ class AgentSession(Crashes):
         settings = WorldHooks.install(self.world)
         self.settings_files = settings.files
         logged = log_size(self.world)
-        listening = (
-            contextlib.nullcontext()
-            if getattr(self.agent, "in_process", False)
-            else HookListener(self.world, self._hook)
-        )
+        in_process = getattr(self.agent, "in_process", False)
+        listening = contextlib.nullcontext() if in_process else HookListener(self.world, self._hook)
         self.effects.begin()
         alive_before = process_ids()
         outcome = None
@@ -221,13 +218,9 @@ class AgentSession(Crashes):
             stray = reap(self.world.root, besides=alive_before)  # nothing the agent started outlives its run
             if self.crasher is not None:
                 self.crasher.ran()
-            if outcome is not None and not observes:
-                outcome.tool_calls = calls_seen_by_model(self.gateway.exchanges[before:])
             if outcome is not None:
-                outcome.hook_runs = read_runs(self.world, logged)
-                for call in outcome.tool_calls:
-                    call.result, call.reason = self._restorer.text(call.result), self._restorer.text(call.reason)
-                credit(outcome.tool_calls, outcome.hook_runs, settings.files)  # and who decided each (layers.py)
+                self._settle(outcome, before, logged, settings.files, observes)
+                outcome.resumed = resume
             self.effects.end(
                 outcome.tool_calls if outcome else (),
                 self.gateway.exchanges[before:],
@@ -241,6 +234,17 @@ class AgentSession(Crashes):
             self.names[name] = outcome.session_id or session_id  # what the agent really called it (a fork's new id)
         raise_for(outcome, self.gateway.take_problem(), answered=len(self.gateway.exchanges) > before)
         return outcome
+
+    def _settle(self, outcome: RunOutcome, before: int, logged: int, files: list[Any], observes: bool) -> None:
+        """A run's tool calls as the model saw them (an agent seen from outside), with what its command hooks decided,
+        the user's own command lines put back in their words, and who decided each (layers.py)."""
+        if not observes:
+            outcome.tool_calls = calls_seen_by_model(self.gateway.exchanges[before:])
+        outcome.first_exchange = before
+        outcome.hook_runs = read_runs(self.world, logged)
+        for call in outcome.tool_calls:
+            call.result, call.reason = self._restorer.text(call.result), self._restorer.text(call.reason)
+        credit(outcome.tool_calls, outcome.hook_runs, files)
 
     def run(self, prompt: str, *, session: str | None = None) -> RunOutcome:
         """Run the agent on `prompt` in a new session; `session="asha-case"` names it, for resume and fork by name."""

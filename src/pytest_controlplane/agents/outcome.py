@@ -27,6 +27,8 @@ class RunOutcome:
     stray_processes: list[str] = field(default_factory=list)  # still running after the run, killed ("pid command")
     callback_errors: list[str] = field(default_factory=list)  # raised inside hooks/can_use_tool (the SDK swallows them)
     hook_runs: list[Any] = field(default_factory=list)  # the command hooks that ran (agents.hook_runs.HookRun)
+    resumed: str | None = None  # the session this run continued (or forked), if any
+    first_exchange: int = 0  # the index of its first model exchange in the gateway's list
 
 
 def calls_seen_by_model(exchanges: list[Any]) -> list[ToolCall]:

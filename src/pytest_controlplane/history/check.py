@@ -17,7 +17,10 @@ Kinds (severity "error" unless noted):
 - orphan-tool-result    a tool_result whose tool_use does not exist (or, in a list, is not just before it)
 - duplicate-tool-result a tool_use answered twice
 - duplicate-tool-use    one tool_use id used twice
-- bad-role / first-not-user / same-role-twice (warning) / duplicate-message   (message lists)
+- bad-role / first-not-user / same-role-twice (warning; not for a note followed by the question: two user messages
+  of text) / duplicate-message   (message lists)
+- stale-resume          (with world=) a tool result carried into a resume whose file has changed since, answered
+                        from without reading it again or being told (history/stale.py)
 
 Lines without a uuid (summary, api-request, cost-state, queue-operation, file-history-snapshot, ...)
 are bookkeeping of some CLI version and never a problem; sidechain entries (subagents) form chains of
@@ -55,8 +58,11 @@ class Problem:
         return "?" if self.line is None else f"line {self.line}"
 
 
-def check_history(source: Any) -> list[Problem]:
-    """Problems in `source`: a list of messages ({"role", "content"}), or the path of a JSONL transcript."""
+def check_history(source: Any, *, world: str | os.PathLike[str] | None = None) -> list[Problem]:
+    """Problems in `source`: a list of messages ({"role", "content"}), or the path of a JSONL transcript.  With
+    `world` (the workspace the session ran in), a messages list is also checked for a stale resume: a tool result
+    before its last prompt whose file holds something else now, answered from without reading it again or being
+    told (`stale-resume`, history/stale.py)."""
     if isinstance(source, str | os.PathLike):
         return check_transcript(Path(source).read_text(encoding="utf-8").splitlines())
     if isinstance(source, Sequence) and all(isinstance(m, dict) and "line" in m for m in source) and source:
@@ -66,7 +72,12 @@ def check_history(source: Any) -> list[Problem]:
             "messages list, not merged transcript entries.",
             hint="Pass agent_session.transcript_path() (or the file's path) instead.",
         )
-    return check_messages(list(source))
+    messages = list(source)
+    if world is None:
+        return check_messages(messages)
+    from .stale import stale_in
+
+    return check_messages(messages) + stale_in(messages, os.path.abspath(world))
 
 
 # --- message lists (the loop's history, a session store) ---------------------------------------------
@@ -76,7 +87,7 @@ def check_messages(messages: list[Any]) -> list[Problem]:
     problems: list[Problem] = []
 
     def problem(kind: str, index: int, text: str, severity: str = "error") -> None:
-        problems.append(_MessageProblem(kind, index, text, severity))
+        problems.append(MessageProblem(kind, index, text, severity))
 
     seen_uses: dict[str, int] = {}
     for index, message in enumerate(messages):
@@ -93,9 +104,10 @@ def check_messages(messages: list[Any]) -> list[Problem]:
             if previous.get("content") == message.get("content"):
                 problem("duplicate-message", index, f"the same {role} message twice in a row")
                 continue  # whatever else is wrong with it is the duplicate's doing
-            else:
+            elif role != "user" or _answers_tools(previous) or _answers_tools(message):
+                # Two user messages of text are a note and the question (the API reads them as one turn).
                 problem("same-role-twice", index, f"two {role} messages in a row", "warning")
-        for block in _blocks(message):
+        for block in blocks(message):
             if block.get("type") == "tool_use":
                 use_id = str(block.get("id"))
                 if use_id in seen_uses:
@@ -112,41 +124,47 @@ def _pairing_problems(messages: list[Any], index: int, role: str) -> list[Proble
     if role == "assistant":
         following = messages[index + 1] if index + 1 < len(messages) else None
         answered = (
-            [str(b.get("tool_use_id")) for b in _blocks(following) if b.get("type") == "tool_result"]
+            [str(b.get("tool_use_id")) for b in blocks(following) if b.get("type") == "tool_result"]
             if isinstance(following, dict) and following.get("role") == "user"
             else []
         )
-        for use_id in (str(b.get("id")) for b in _blocks(message) if b.get("type") == "tool_use"):
+        for use_id in (str(b.get("id")) for b in blocks(message) if b.get("type") == "tool_use"):
             count = answered.count(use_id)
             if count == 0:
                 text = f"tool_use {use_id} has no tool_result in the next message"
-                found.append(_MessageProblem("unanswered-tool-use", index, text))
+                found.append(MessageProblem("unanswered-tool-use", index, text))
             elif count > 1:
                 found.append(
-                    _MessageProblem("duplicate-tool-result", index + 1, f"tool_use {use_id} answered {count} times")
+                    MessageProblem("duplicate-tool-result", index + 1, f"tool_use {use_id} answered {count} times")
                 )
     if role == "user":
         before = messages[index - 1] if index else None
         asked = (
-            {str(b.get("id")) for b in _blocks(before) if b.get("type") == "tool_use"}
+            {str(b.get("id")) for b in blocks(before) if b.get("type") == "tool_use"}
             if isinstance(before, dict) and before.get("role") == "assistant"
             else set()
         )
-        for block in _blocks(message):
+        for block in blocks(message):
             if block.get("type") == "tool_result" and str(block.get("tool_use_id")) not in asked:
                 text = f"tool_result for {block.get('tool_use_id')}, which the message before did not ask for"
-                found.append(_MessageProblem("orphan-tool-result", index, text))
+                found.append(MessageProblem("orphan-tool-result", index, text))
     return found
 
 
 @dataclass(frozen=True)
-class _MessageProblem(Problem):
+class MessageProblem(Problem):
+    """A problem of a message list: where is a message's index."""
+
     @property
     def where(self) -> str:
         return f"message #{self.line}"
 
 
-def _blocks(message: Any) -> list[dict[str, Any]]:
+def _answers_tools(message: Any) -> bool:
+    return any(block.get("type") == "tool_result" for block in blocks(message))
+
+
+def blocks(message: Any) -> list[dict[str, Any]]:
     content = message.get("content") if isinstance(message, dict) else None
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
@@ -224,7 +242,7 @@ def _tool_problems(entries: list[tuple[int, dict[str, Any]]], first_line: dict[s
     uses: dict[str, int] = {}
     results: dict[str, list[int]] = {}
     for number, entry in entries:
-        for block in _blocks(entry.get("message")):
+        for block in blocks(entry.get("message")):
             if entry.get("type") == "assistant" and block.get("type") == "tool_use":
                 use_id = str(block.get("id"))
                 if use_id in uses and uses[use_id] != number:
