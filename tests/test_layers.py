@@ -140,7 +140,7 @@ def test_the_approval_prompt_holds_in_default_mode_and_a_person_saying_yes_lets_
     """default mode, a hook that answers nothing: the CLI asks ("Output redirection … needs approval"), nobody
     answers — `asked`, credited to the prompt, not to a rule; the file is really not written.  With
     `--agent-approval=allow` the same call runs and writes .env."""
-    calls, result = layers("default", "-k", "redirect_into_env or variant")
+    calls, result = layers("default", "-k", "redirect_into_env or test_variant")
     assert re.search(r"-> asked prompt \|  \| Output redirection to '.*\.env' needs approval", calls[
         "test_redirect_into_env"]), calls
     assert "rule" not in calls["test_redirect_into_env"]
@@ -150,7 +150,7 @@ def test_the_approval_prompt_holds_in_default_mode_and_a_person_saying_yes_lets_
                                  "*run with `--agent-approval=allow` to see what your guard alone does*"])
     result.assert_outcomes(passed=2, failed=1)  # the redirect (not written), counting the prompt; the variant fails
 
-    calls, result = layers("default", "-k", "redirect_into_env or variant", "--agent-approval=allow")
+    calls, result = layers("default", "-k", "redirect_into_env or test_variant", "--agent-approval=allow")
     assert "-> allowed prompt |  | the CLI asked for approval (" in calls["test_redirect_into_env"], calls
     result.stdout.fnmatch_lines(["*.env was written*", "*Bypass variant cc81667-redirect*got through*"])
     result.assert_outcomes(failed=3)

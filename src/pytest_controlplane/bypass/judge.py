@@ -209,7 +209,7 @@ def judge(session: Any, variant: Variant, before: int, failures: list[str] | Non
     starter = next((c for c in calls if c.name == variant.via), None) if variant.via else None
     attempt = next((c for c in reversed(calls) if c.name == variant.tool and c is not starter), None)
     setup = [c for c in calls if c is not attempt]
-    evidence = _evidence(session, variant, number, before)
+    evidence = redact(_evidence(session, variant, number, before), session.effects.secrets)  # a report shows it
     exchanges = session.gateway.exchanges[before:]
     needed = dict.fromkeys((variant.via, *(tool for tool, _ in variant.setup), variant.tool))  # a staged chain's too
     missing = [tool for tool in needed if tool and not _offered(exchanges, tool)]
