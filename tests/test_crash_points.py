@@ -52,7 +52,9 @@ def test_a_report_lists_each_point_before_and_after_and_counts_the_consistent_on
     ])
     with pytest.raises(HistoryInconsistent) as caught:
         report.assert_consistent()
-    assert str(caught.value) == f"1 crash point(s) did not resume to one consistent history.\n{report}"
+    assert str(caught.value) == (
+        f"1 crash point(s) did not resume to one consistent history.\n{report}\nHow to fix:\n  corrupt-line: a line "
+        "was cut off mid-write (a crash while appending): write each line whole, or skip a torn last line when loading")
     CrashReport(report.results[::2]).assert_consistent()  # only the consistent ones: quiet
 
 
@@ -75,7 +77,7 @@ def test_it():
     result = pytester.runpytest("-p", "no:cacheprovider", "--tb=long")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*HistoryInconsistent: 1 crash point(s) did not resume*",
-                                 "*resumed: ?: lost-entry: gone"])
+                                 "*resumed: lost-entry: gone"])
     assert "raise HistoryInconsistent" not in result.stdout.str()  # the frame that raised it is hidden
 
 
@@ -120,22 +122,22 @@ def _messages(*texts: str) -> list[dict]:
     (Stored(MESSAGES, _messages("a")), Stored(MESSAGES, None), False, []),  # torn after the resume: its own problem
     (Stored(MESSAGES, _messages("a", "b")), Stored(MESSAGES, _messages("a", "b", "c")), True, []),
     (Stored(MESSAGES, _messages("a", "b")), None, True,
-     ["?: lost-history: nothing is stored after the resume; the store held 2 messages before the crash"]),
+     ["lost-history: nothing is stored after the resume; the store held 2 messages before the crash"]),
     (Stored(JSONL, [_line("u1", "a"), _line("u2", "b"), _line("u3", "c")]), None, True,
-     ["?: lost-history: nothing is stored after the resume; the store held 3 transcript lines before the crash"]),
+     ["lost-history: nothing is stored after the resume; the store held 3 transcript lines before the crash"]),
     (Stored(MESSAGES, _messages("a", "b")), Stored(MESSAGES, _messages("b")), True,
-     ["?: lost-entry: the messages stored before the crash are not the start of the history after the resume"]),
+     ["lost-entry: the messages stored before the crash are not the start of the history after the resume"]),
     (Stored(MESSAGES, _messages("a")), Stored(MESSAGES, _messages("x")), False,
-     ["?: lost-history: the resume started over: the store held 1 message before the save that was cut off, and "
+     ["lost-history: the resume started over: the store held 1 message before the save that was cut off, and "
       "none of it is in the history after it"]),
     (Stored(JSONL, [_line("u1", "a"), _line("u2", "b")]), Stored(JSONL, [_line("u2", "b")]), True,
      ["line 1: lost-entry: entry u1 existed before the crash and is gone after the resume"]),
     (Stored(JSONL, [_line("u1", "a")]), Stored(JSONL, [_line("u9", "x")]), False,
-     ["?: lost-history: the resume started over: the store held 1 transcript line before the save that was cut "
+     ["lost-history: the resume started over: the store held 1 transcript line before the save that was cut "
       "off, and none of it is in the history after it"]),
     (Stored(JSONL, [_line("u1", "a")]), Stored(JSONL, [_line("u1", "a"), _line("u2", "b")]), False, []),
     (Stored(JSONL, [_line("u1", "a")]), Stored(MESSAGES, _messages("a")), True,  # the store changed its format
-     ["?: lost-entry: the messages stored before the crash are not the start of the history after the resume"]),
+     ["lost-entry: the messages stored before the crash are not the start of the history after the resume"]),
 ])
 def test_what_a_resume_lost_is_named_by_what_was_stored_before_the_crash(known, after, intact, expected):
     assert [str(p) for p in lost(known, after, intact=intact)] == expected
@@ -199,3 +201,19 @@ def test_a_crash_no_resume_followed_is_not_consistent_and_says_why():
     failed = CrashResult(CrashPoint("save", 1), after=[Problem("resume-failed", None, "exit 1")], resumed="resume failed")
     assert not failed.consistent and "resume-failed" in failed.reason
     assert CrashResult(CrashPoint("save", 1), resumed="resumed").consistent
+
+
+def test_a_failure_says_the_cause_and_the_fix_of_each_kind_and_no_unexplained_prefix():
+    torn = Problem("torn-store", None, "sessions/s.json (177 bytes) cannot be read: not a whole JSON document")
+    assert str(torn) == "torn-store: sessions/s.json (177 bytes) cannot be read: not a whole JSON document"
+    report = CrashReport([CrashResult(CrashPoint("save", 1), before=[torn], after=[Problem("resume-failed", None,
+                                                                                         "exit 1")],
+                                      resumed="resume failed")])
+    with pytest.raises(HistoryInconsistent) as caught:
+        report.assert_consistent()
+    assert str(caught.value).endswith(
+        "How to fix:\n"
+        "  resume-failed: the agent could not resume its own session (the error above says why): make it read what "
+        "a crash can leave, or save so that a crash leaves the old store whole\n"
+        "  torn-store: the store is written in place (open('w') truncates it before the new content is in): write a "
+        "temporary file beside it, flush and fsync it, then os.replace it over the old one")

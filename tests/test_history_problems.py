@@ -946,10 +946,10 @@ def test_a_store_that_drops_older_messages_on_save_is_reported_as_lost_entries(p
     result.stdout.fnmatch_lines([
         "*HistoryInconsistent: 6 crash point(s) did not resume to one consistent history.",
         "*request 1 * after the crash: consistent",
-        "*resumed: ?: lost-entry: the messages stored before the crash are not the start of the history after the "
+        "*resumed: lost-entry: the messages stored before the crash are not the start of the history after the "
         "resume",
         "*save 1 * after the crash: consistent",
-        "*resumed: ?: lost-entry: the messages stored before the crash are not the start of the history after the "
+        "*resumed: lost-entry: the messages stored before the crash are not the start of the history after the "
         "resume"])
     plain = result.stdout.str().split("test_windowed.py")[0]
     assert "lost-entry" not in plain

@@ -75,7 +75,7 @@ def test_a_store_cut_off_part_way_is_torn_with_its_size(tmp_path):
     half = read_stored(tmp_path / "half.json")
     assert half.torn and half.content is None and (half.kind, half.path) == (MESSAGES, tmp_path / "half.json")
     assert [str(p) for p in half.check()] == [
-        f"?: torn-store: {tmp_path / 'half.json'} (101 bytes) cannot be read: not a whole JSON document (Unterminated "
+        f"torn-store: {tmp_path / 'half.json'} (101 bytes) cannot be read: not a whole JSON document (Unterminated "
         "string starting at: line 1 column 100 (char 99)); a save was cut off part-way"]
     assert [(p.kind, p.severity) for p in read_stored(tmp_path / "empty.json").check()] == [("torn-store", "error")]
     assert "(0 bytes) cannot be read: empty;" in read_stored(tmp_path / "empty.json").check()[0].message
@@ -233,7 +233,7 @@ def test_a_resume_that_keeps_only_the_last_stored_message_is_reported(pytester):
         "test_seed.py 6 crash point(s), 3 consistent after resume:",
         "request 2 * after the crash: consistent",
         "*resumed: message #0: orphan-tool-result: tool_result for toolu_scripted_001_0, which the message before did "
-        "not ask for; message #1: same-role-twice: two user messages in a row; ?: lost-entry: the messages stored "
+        "not ask for; message #1: same-role-twice: two user messages in a row; lost-entry: the messages stored "
         "before the crash are not the start of the history after the resume"])
 
 
@@ -242,12 +242,12 @@ def test_a_resume_that_starts_over_from_a_torn_store_loses_its_history(pytester)
                                     "    except (OSError, ValueError):\n        return []  # start afresh\n"))
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        "save 1 * after the crash: ?: torn-store: */sessions/*.json (* bytes) cannot be read: not a whole JSON "
+        "save 1 * after the crash: torn-store: */sessions/*.json (* bytes) cannot be read: not a whole JSON "
         "document (*); a save was cut off part-way",
         "*resumed: consistent",  # its first save: nothing whole was stored before it
-        "save 2 * after the crash: ?: torn-store: */sessions/*.json (* bytes) cannot be read: *",
-        "*resumed: ?: lost-history: the resume started over: the store held 3 messages before the save that was cut "
-        "off, and none of it is in the history after it; ?: model-missed-history: the first request after the resume "
+        "save 2 * after the crash: torn-store: */sessions/*.json (* bytes) cannot be read: *",
+        "*resumed: lost-history: the resume started over: the store held 3 messages before the save that was cut "
+        "off, and none of it is in the history after it; model-missed-history: the first request after the resume "
         "lacks stored tool calls ?'toolu_scripted_001_0'?"])
 
 
@@ -262,9 +262,9 @@ def test_a_store_read_by_the_users_own_reader_is_checked_and_torn_when_it_raises
                    tests=reader + "def test_it(crash_everywhere):\n    crash_everywhere()\n")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*6 crash point(s), 4 consistent after resume:",
-                                 "save 1 * after the crash: ?: torn-store: */sessions/*.json (* bytes) cannot be read: "
+                                 "save 1 * after the crash: torn-store: */sessions/*.json (* bytes) cannot be read: "
                                  "history(world, '*') raised JSONDecodeError: *; a save was cut off part-way",
-                                 "*resume failed: ?: resume-failed: The agent process python exited with code 1. "
+                                 "*resume failed: resume-failed: The agent process python exited with code 1. "
                                  "(json.decoder.JSONDecodeError: *)"])
 
 
@@ -304,7 +304,7 @@ def test_agent_history_reads_through_the_users_reader_and_says_when_it_cannot(tm
     assert raised.value.hint == "A save was cut off; an atomic save (temp file, fsync, rename) never leaves this."
     no_file = CommandAgent(["my-agent"], history=lambda w, s: json.loads(store.read_text())["turns"])
     assert [str(p) for p in no_file.stored(world, "s1").check()] == [  # a reader with no transcript= to name
-        "?: torn-store: the stored session cannot be read: history(world, 's1') raised JSONDecodeError: Unterminated "
+        "torn-store: the stored session cannot be read: history(world, 's1') raised JSONDecodeError: Unterminated "
         "string starting at: line 1 column 40 (char 39); a save was cut off part-way"]
     with pytest.raises(ConfigError, match=r"CommandAgent\(history=\.\.\.\) takes a function"):
         CommandAgent(["my-agent"], history="sessions/")

@@ -39,3 +39,31 @@ class TestWithTheFix:
         print(report)
         assert len(report.results) == 6
         report.assert_consistent()
+
+
+# The seed's cache.py story: a session reads cache.py, a colleague adds a lock before the next session, and the
+# resumed session is asked again.  Blind, it answers from the file as it was; told what changed, it does not.
+CACHE_THEN = "_store = {}\n\ndef get(key):\n    return _store[key]  # no lock\n"
+CACHE_NOW = "import threading\n_lock = threading.Lock()\n_store = {}\n\ndef get(key):\n    with _lock:\n        return _store[key]\n"
+READ_CACHE = [tool_use("read_file", {"path": "cache.py"}), text("No: cache.py reads _store without a lock.")]
+
+
+def _investigated(agent_session):
+    (agent_session.workspace / "cache.py").write_text(CACHE_THEN)
+    agent_session.run("Is cache.py thread-safe?")
+    (agent_session.workspace / "cache.py").write_text(CACHE_NOW)  # the world changes between the sessions
+
+
+@pytest.mark.agent(script=[*READ_CACHE, text("Still no: it takes no lock.")])
+def test_a_blind_resume_answers_from_the_file_as_it_was(agent_session):
+    _investigated(agent_session)
+    agent_session.resume("Is it thread-safe now?")
+    with pytest.raises(HistoryInconsistent, match=r"stale-resume: .* of cache.py as it was read .*has changed since"):
+        agent_session.assert_not_stale()
+
+
+@pytest.mark.agent(script=[*READ_CACHE, text("Yes: get() takes the lock now.")])
+def test_an_informed_resume_is_told_what_changed(agent_session):
+    _investigated(agent_session)
+    agent_session.resume("Note: cache.py changed since you read it: get() now takes a lock. Is it thread-safe now?")
+    agent_session.assert_not_stale()

@@ -25,7 +25,7 @@ from typing import Any
 from .agents.save_points import SaveHook
 from .errors import ConfigError, ControlPlaneError, ControlPlaneFailure, SessionCorrupt, ours
 from .gateway.server import DropRequest
-from .history.check import Problem
+from .history.check import Problem, fixes
 from .history.stored import Stored, read_stored
 from .recovery import resume_and_judge, stored_history
 
@@ -180,8 +180,10 @@ class CrashReport:
     def assert_consistent(self) -> None:
         __tracebackhide__ = True
         if self.inconsistent:
+            found = [p for r in self.inconsistent for p in r.after + r.before]
             raise HistoryInconsistent(
                 f"{len(self.inconsistent)} crash point(s) did not resume to one consistent history.\n{self}"
+                + (f"\nHow to fix:{fixes(found)}" if fixes(found) else "")
             )
 
 
@@ -346,7 +348,11 @@ class Crashes:
         __tracebackhide__ = True
         problems = self.history_problems(session)
         if [p for p in problems if p.severity == "error"]:
-            raise HistoryInconsistent("The session history is inconsistent:\n" + "\n".join(f"  {p}" for p in problems))
+            raise HistoryInconsistent(
+                "The session history is inconsistent:\n"
+                + "\n".join(f"  {p}" for p in problems)
+                + (f"\nHow to fix:{fixes(problems)}" if fixes(problems) else "")
+            )
 
     def stale_problems(self) -> list[Any]:
         """The `stale-resume` problems of the last run that resumed a session (history/stale.py): carried tool results

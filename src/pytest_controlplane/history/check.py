@@ -51,11 +51,49 @@ class Problem:
     severity: str = "error"
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.kind}: {self.message}"
+        return f"{self.kind}: {self.message}" if self.line is None else f"{self.where}: {self.kind}: {self.message}"
 
     @property
     def where(self) -> str:
-        return "?" if self.line is None else f"line {self.line}"
+        return "the store" if self.line is None else f"line {self.line}"
+
+    @property
+    def fix(self) -> str:
+        """The usual cause of this kind of problem, and its fix."""
+        return FIXES.get(self.kind, "")
+
+
+# Each kind's usual cause and fix, for the failure that lists it.
+FIXES = {
+    "torn-store": "the store is written in place (open('w') truncates it before the new content is in): write a "
+    "temporary file beside it, flush and fsync it, then os.replace it over the old one",
+    "corrupt-line": "a line was cut off mid-write (a crash while appending): write each line whole, or skip a torn "
+    "last line when loading",
+    "unanswered-tool-use": "a crash between the tool call and its result: on resume, answer every open tool_use (the "
+    "CLI adds '[Tool call interrupted]'), or drop it",
+    "orphan-tool-result": "a tool_result kept without the assistant message that asked for it: save and load the "
+    "history whole, never a tail of it",
+    "duplicate-tool-result": "a tool result saved twice (a retry after a crash appended it again): make the save "
+    "idempotent (write the whole history, or key results by tool_use id)",
+    "duplicate-message": "a message appended twice (a resume replayed what was stored): append only what is new",
+    "lost-entry": "the resume rewrote the history and dropped what was stored: load the stored history whole and "
+    "append to it",
+    "lost-history": "the resume started over although a whole history was stored (or could have been): save "
+    "atomically, and load what is stored instead of starting afresh",
+    "model-missed-history": "the resumed run did not send the stored tool calls to the model: resume from the stored "
+    "history, not from a summary that drops them",
+    "effect-twice": "a tool's effect was redone after the resume: record that a call ran before redoing it, or make "
+    "the tool idempotent (then list it in idempotent=[...])",
+    "resume-failed": "the agent could not resume its own session (the error above says why): make it read what a crash "
+    "can leave, or save so that a crash leaves the old store whole",
+    "stale-resume": "tell the resumed session what changed, have it read the file again, or start fresh with a summary",
+}
+
+
+def fixes(problems: Iterable[Problem]) -> str:
+    """The fix of each kind among `problems`, one line each ("" when none has one)."""
+    kinds = dict.fromkeys(p.kind for p in problems if p.fix)
+    return "".join(f"\n  {kind}: {FIXES[kind]}" for kind in kinds)
 
 
 def check_history(source: Any, *, world: str | os.PathLike[str] | None = None) -> list[Problem]:
