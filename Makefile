@@ -24,7 +24,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: lint
-	$(BIN)/python -m pytest tests -q
+	$(BIN)/python -m pytest tests -q -n 2
 
 demo: $(STAMP)
 	$(BIN)/python -m pytest examples -q -n 2 --agent-mode=replay
