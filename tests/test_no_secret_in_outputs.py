@@ -80,4 +80,7 @@ def test_a_dump_cut_across_lines_is_masked_whole():
     dump = subprocess.run(["xxd", "-"], input=b"0123456789abc" + VALUES[1].encode(), capture_output=True).stdout
     assert _finds(dump) and _finds(redact(dump.decode(), VALUES).encode()) == []
     assert "byte dump" in redact(dump.decode(), VALUES)
+    escaped = json.dumps({"content": dump.decode()})  # as a tool's output is in a request or a report's JSON
+    assert _finds(escaped.encode()) and "byte dump" in redact(escaped, VALUES)
+    assert _finds(redact(escaped, VALUES).encode()) == []
     assert redact("nothing secret here\n", VALUES) == "nothing secret here\n"

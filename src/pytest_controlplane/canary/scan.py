@@ -205,13 +205,19 @@ _OD_ESCAPES = {b"\\n": b"\n", b"\\t": b"\t", b"\\r": b"\r", b"\\0": b"\0"}
 
 
 def _dumps(data: bytes) -> list[tuple[bytes, int, int]]:
-    """Each run of byte-dump lines in `data`: the bytes it shows, and where the run starts and ends."""
-    if b"\n" not in data or not any(c in data for c in (b": ", b"  ", b"   ")):
+    """Each run of byte-dump lines in `data` (its lines broken by newlines, or by JSON's escaped ones, as a tool's
+    output is in a request or a report's JSON): the bytes it shows, and where the run starts and ends."""
+    # Every dump starts at offset 0 (`od -An` has no offsets: its lines are searched as they are).
+    if b"\n0000" in data or data.startswith(b"0000"):
+        view = data
+    elif b"\\n0000" in data:  # escaped: a line break where JSON has `\n` (od's own `\n` cell is `\\n` there)
+        view = re.sub(rb"(?<!\\)\\n", b"\n\0", data)  # the same offsets
+    else:
         return []
     runs: list[tuple[bytes, int, int]] = []
     shown, begin, offset = b"", -1, 0
-    for line in data.split(b"\n"):
-        decoded = _dump_line(line.rstrip(b"\r"))
+    for line in view.split(b"\n"):
+        decoded = _dump_line(line.lstrip(b"\0").rstrip(b"\r"))
         if decoded is not None:
             shown, begin = shown + decoded, offset if begin < 0 else begin
         elif begin >= 0:
