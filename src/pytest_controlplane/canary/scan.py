@@ -211,7 +211,7 @@ def _dumps(data: bytes) -> list[tuple[bytes, int, int]]:
     if b"\n0000" in data or data.startswith(b"0000"):
         view = data
     elif b"\\n0000" in data:  # escaped: a line break where JSON has `\n` (od's own `\n` cell is `\\n` there)
-        view = re.sub(rb"(?<!\\)\\n", b"\n\0", data)  # the same offsets
+        view = re.sub(rb"(?<!\\)\\n", b"\n\0", data).replace(b'"0000', b"\n0000")  # the same offsets
     else:
         return []
     runs: list[tuple[bytes, int, int]] = []
