@@ -14,52 +14,18 @@ from typing import Any
 
 import pytest
 
-ATTEMPTS = "controlplane-attempts"  # the user property a bypass_variants test's attempts ride home on
-
-
-def report_agent_test(item: pytest.Item, report: pytest.TestReport, session: Any, mode: str) -> None:
-    """The test's numbers ride on its report (so xdist brings them home); a failure (or --agent-report) gets
-    an HTML report, named in the failure's output."""
-    from . import report as reports
-    from .report.terminal import REPORT, properties
-
-    config = item.config
-    report.user_properties += properties(session, mode=mode)
-    chosen = config.getoption("agent_report") or config.getini("agent_report")
-    if not (chosen or report.failed):
-        return
-    directory = Path(chosen) if chosen else config.rootpath / "controlplane-report"
-    if not directory.is_absolute():
-        directory = config.rootpath / directory
-    data = reports.collect(
-        session,
-        test=item.nodeid,
-        outcome=report.outcome,
-        failure=report.longreprtext,
-        mode=mode,
-        canaries=session.plantings.canaries,
-    )
-    path = reports.write(directory, data)
-    report.sections.append(("controlplane report", f"Agent report: {path}"))
-    report.user_properties.append((REPORT, str(path)))
-    html = config.pluginmanager.getplugin("html")
-    if html is not None:  # pytest-html: link it from there too
-        extras = getattr(report, "extras", [])
-        extras.append(html.extras.url(path.as_uri(), name="agent report"))
-        report.extras = extras  # type: ignore[attr-defined]  # pytest-html's own attribute, not in TestReport
+from .keys import ATTEMPTS, AUDIT, AUDIT_WIRING, FIXTURES, agent_module
 
 
 def _settings_driven(item: pytest.Item) -> bool:
     """Whether the item's agent is the audit's own, for a repository whose settings are its control plane."""
-    info = getattr(item, "_fixtureinfo", None)
-    defs = info.name2fixturedefs.get("agent") if info is not None else None
-    return bool(defs) and getattr(defs[-1].func, "__module__", "") == "pytest_controlplane.plugin_audit"  # type: ignore[index]
+    return agent_module(item) == AUDIT_WIRING
 
 
 def locator(item: pytest.Item) -> Any:
     """Each outcome's place (audit/located.py): the hook of the repository's settings that saw its call, relative to
     the repository the user named for an audit of its settings, else to the rootdir; None where no hook is."""
-    from .audit.located import seen_by
+    from ..audit.located import seen_by
 
     template = getattr(item, "funcargs", {}).get("agent_workspace_template")
     repository = Path(str(item.path)) if _settings_driven(item) else Path(template) if template else None
@@ -77,7 +43,7 @@ def control_plane_location(item: pytest.Item) -> str:
     if _settings_driven(item):
         settings = Path(str(item.path)) / ".claude" / "settings.json"
         return f"{os.path.relpath(settings, item.path)}:1"
-    if func is not None and func.__module__ != "pytest_controlplane.plugin":
+    if func is not None and func.__module__ != FIXTURES:
         code = inspect.unwrap(func).__code__
         return f"{os.path.relpath(code.co_filename, root)}:{code.co_firstlineno}"
     path, number, _ = item.location
@@ -93,7 +59,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         session = getattr(item, "funcargs", {}).get("agent_session")
         outcomes = list(getattr(session, "bypass_outcomes", []))
         if outcomes:
-            from .audit.records import of_test
+            from ..audit.records import of_test
 
             attempts = of_test(item.nodeid, outcomes, control_plane_location(item), locate=locator(item))
             report.user_properties.append((ATTEMPTS, [dataclasses.asdict(r) for r in attempts]))
@@ -101,16 +67,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    from .plugin_audit import AUDIT
-
     sarif = config.getoption("agent_sarif") or config.getini("agent_sarif")
     markdown = config.getoption("agent_summary_md") or config.getini("agent_summary_md")
     step = os.environ.get("GITHUB_STEP_SUMMARY")
     actions = os.environ.get("GITHUB_ACTIONS") == "true"
     if not (sarif or markdown or step or actions):
         return
-    from .audit import Record, summary
-    from .audit import sarif as sarif_log
+    from ..audit import Record, summary
+    from ..audit import sarif as sarif_log
 
     records = [
         Record(**fields)

@@ -1,161 +1,37 @@
-"""pytest wiring only: options, markers, fixtures.  The work happens in the pytest-free core."""
+"""pytest wiring of the fixtures: the model gateway, the agent in its isolated world, canaries and bypass variants.
+The work happens in the pytest-free core."""
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from . import config as settings_
-from .errors import ConfigError, ControlPlaneError
-from .plugin_ci import report_agent_test
-from .plugin_warm import warm_pool
+from .. import config as settings_
+from ..errors import ConfigError, ControlPlaneError
+from .keys import AGENT_SNIPPET, CALL_FAILED, PLANTINGS, SETTINGS
+from .warm import warm_pool
 
 if TYPE_CHECKING:
-    from .gateway import ModelGateway, ScriptedModel
-
-# The audit's wiring (--agent-audit), the run's holes where CI looks (SARIF, the job summary, annotations), and the
-# warm CLIs bypass variants and audit items play in.
-pytest_plugins = [
-    "pytest_controlplane.plugin_audit",
-    "pytest_controlplane.plugin_ci",
-    "pytest_controlplane.plugin_warm",
-]
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("controlplane", "pytest-controlplane: agent control-plane tests")
-    for option in settings_.OPTIONS:
-        if option.help:
-            group.addoption(f"--{option.name.replace('_', '-')}", dest=option.name, help=option.help, **option.flag)
-        if option.ini_help:
-            parser.addini(option.name, option.ini_help, type=option.ini_type, default=option.ini_default)
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        f"{settings_.MARKER_SIGNATURE}: how this test's agent gets model answers: "
-        "its cassette path (relative to the test file), a mode that overrides "
-        "--agent-mode, a scripted model (list of turns or function of the request), "
-        "whether unplayed interactions are allowed, seconds per run, and a folder "
-        "(relative to the test file) the workspace starts as a copy of.",
-    )
-    config.addinivalue_line(
-        "markers",
-        f"{settings_.BYPASS_SIGNATURE}: run the test once per variant of a bypass family "
-        "(write, read, exec, escape) against target; routes/forms/tags select, exclude "
-        "drops ids, routes or tags; depth='full' takes every route x form. The "
-        "`bypass_variants` fixture is the variant: agent_session.attempt(it).",
-    )
-    config.addinivalue_line(
-        "markers",
-        "agent_warm: the variants this test attempts play in a warm CLI, as bypass_variants tests and audit items do "
-        "(the module --agent-audit-write writes carries it); ini agent_warm = false plays them cold.",
-    )
-    try:
-        settings_.check_run_options(
-            env_mode=os.environ.get(settings_.MODE_ENV),
-            ini_mode=config.getini("agent_mode"),
-            ini_timeout=config.getini("agent_timeout"),
-            ini_inconclusive=config.getini("agent_inconclusive"),
-            ini_approval=config.getini("agent_approval"),
-        )
-    except ConfigError as error:
-        raise pytest.UsageError(str(error)) from None
-
-
-def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object, right: object) -> list[str] | None:
-    """`assert ".env" not in agent_session.effects` explains every change that reached the file."""
-    oracle = sys.modules.get("pytest_controlplane.effects.oracle")
-    if oracle is None or op != "not in" or not isinstance(right, oracle.Effects):
-        return None
-    if not isinstance(left, str | os.PathLike):
-        return None
-    return [f"{os.fspath(left)!r} not in effects", *right.explain(left).splitlines()]
-
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """`@pytest.mark.bypass_variants(...)`: one test per variant, with the variant's id."""
-    if "bypass_variants" not in metafunc.fixturenames:
-        return
-    from .bypass.corpus import variants_for_marker
-
-    marker = metafunc.definition.get_closest_marker("bypass_variants")
-    variants = (
-        variants_for_marker(marker.args, marker.kwargs)
-        if marker
-        else [
-            ConfigError(
-                "The bypass_variants fixture needs the marker: @pytest.mark.bypass_variants('write', target='.env')."
-            )
-        ]
-    )
-    ids = [
-        v.id if not isinstance(v, ConfigError) else "no-marker" if marker is None else "invalid-marker"
-        for v in variants
-    ]
-    metafunc.parametrize("bypass_variants", variants, indirect=True, ids=ids)
-
-
-_CALL_FAILED = pytest.StashKey[bool]()
-_SETTINGS = pytest.StashKey[settings_.RunSettings]()
-_PLANTINGS = pytest.StashKey[Any]()
+    from ..gateway import ModelGateway, ScriptedModel
 
 
 def _plantings(request: pytest.FixtureRequest) -> Any:
     """What this test's canaries planted, shared by canary_secret and agent_session (either may come first)."""
-    from .canary import Plantings
+    from ..canary import Plantings
 
-    if _PLANTINGS not in request.node.stash:
-        request.node.stash[_PLANTINGS] = Plantings()
-    return request.node.stash[_PLANTINGS]
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-    from .report.terminal import CASSETTE
-
-    report = yield
-    if report.when == "call" and report.failed:
-        item.stash[_CALL_FAILED] = True
-    funcargs = getattr(item, "funcargs", {})
-    gateway = funcargs.get("model_gateway")
-    if report.when == "call" and gateway is not None and gateway.cassette_path is not None:
-        report.user_properties.append((CASSETTE, str(gateway.cassette_path)))
-    session = funcargs.get("agent_session")
-    if report.when == "call" and session is not None and not isinstance(session, BaseException):
-        report_agent_test(item, report, session, item.stash[_SETTINGS].mode if _SETTINGS in item.stash else "")
-    return report
-
-
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    """One line per agent test (turns, tokens, cassette hits/misses/unused, mode), and the totals."""
-    from .report.terminal import Tally
-
-    tally = Tally.of(report for reports in terminalreporter.stats.values() for report in reports)
-    if not tally:
-        return
-    whole_suite = not terminalreporter.stats.get("deselected") and not config.option.file_or_dir
-    cassette_dir = config.rootpath / (config.getoption("agent_cassette_dir") or config.getini("agent_cassette_dir"))
-    terminalreporter.section("agent tests (pytest-controlplane)")
-    for line in tally.lines(
-        verbose=config.getoption("verbose") > 0,
-        routes=config.getoption("agent_routes"),
-        cassette_dir=cassette_dir if whole_suite else None,
-        root=config.rootpath,
-    ):
-        terminalreporter.write_line(line)
+    if PLANTINGS not in request.node.stash:
+        request.node.stash[PLANTINGS] = Plantings()
+    return request.node.stash[PLANTINGS]
 
 
 def _settings(request: pytest.FixtureRequest) -> settings_.RunSettings:
     """This test's settings, resolved once (model_gateway and agent_session both need them)."""
-    if _SETTINGS in request.node.stash:
-        return request.node.stash[_SETTINGS]
+    if SETTINGS in request.node.stash:
+        return request.node.stash[SETTINGS]
     config = request.config
     marker = request.node.get_closest_marker("agent")
     cassette_dir = config.getoption("agent_cassette_dir") or config.getini("agent_cassette_dir")
@@ -185,7 +61,7 @@ def _settings(request: pytest.FixtureRequest) -> settings_.RunSettings:
         ),
         ini_timeout=config.getini("agent_timeout"),
     )
-    request.node.stash[_SETTINGS] = run
+    request.node.stash[SETTINGS] = run
     return run
 
 
@@ -197,7 +73,7 @@ def model_gateway(request: pytest.FixtureRequest) -> Iterator[ModelGateway]:
     scripted model (`@pytest.mark.agent(script=...)` or the `scripted_model` fixture).  A replay
     miss, an exhausted script, unplayed interactions or unused turns fail the test at teardown.
     """
-    from .gateway import ModelGateway, ScriptedModel
+    from ..gateway import ModelGateway, ScriptedModel
 
     try:
         run = _settings(request)
@@ -224,7 +100,7 @@ def model_gateway(request: pytest.FixtureRequest) -> Iterator[ModelGateway]:
     # When the test already failed (the agent crashed, an assertion), what it left unplayed is a
     # consequence, not news.
     try:
-        gateway.check(allow_unused=run.allow_unused or request.node.stash.get(_CALL_FAILED, False))
+        gateway.check(allow_unused=run.allow_unused or request.node.stash.get(CALL_FAILED, False))
     except ControlPlaneError as error:
         _fail(error)
 
@@ -245,7 +121,7 @@ def _budget(request: pytest.FixtureRequest) -> Any:
     )
     if tokens is None and usd is None:
         return None
-    from .gateway.budget import Budget
+    from ..gateway.budget import Budget
 
     # Every xdist worker's basetemp sits in the same run directory: the ledger lives there.
     run_dir = request.getfixturevalue("tmp_path_factory").getbasetemp()
@@ -265,26 +141,11 @@ def scripted_model(model_gateway: ModelGateway) -> Callable[..., ScriptedModel]:
     """
 
     def make(turns: Any, *, model: str | None = None) -> ScriptedModel:
-        from .gateway import ScriptedModel
+        from ..gateway import ScriptedModel
 
         return model_gateway.use_script(ScriptedModel(turns, model=model))
 
     return make
-
-
-AGENT_SNIPPET = """\
-Define the agent under test in your conftest.py, for example:
-
-    import pytest
-    from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
-    from pytest_controlplane import ClaudeAgent
-
-    @pytest.fixture
-    def agent():
-        return ClaudeAgent(lambda workspace: ClaudeAgentOptions(
-            hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[my_guard])]},
-            permission_mode="acceptEdits"))
-"""
 
 
 @pytest.fixture
@@ -302,7 +163,7 @@ def canary_secret(request: pytest.FixtureRequest) -> Any:
     replayed runs agree; in live mode it is random.  Call it for more: `canary_secret("DB_PASSWORD")`.
     Reports and effect diffs never show a value whole.
     """
-    from .canary import Canary
+    from ..canary import Canary
 
     live = _settings(request).mode == "live"
     return Canary.mint(request.node.nodeid, "canary_secret", pinned=not live, plantings=_plantings(request))
@@ -347,7 +208,7 @@ def agent_session(
     `.effects` (what really changed on disk, and during which tool call), `.tool_calls` (each with the
     control plane's verdict), `.requests`, `.responses`, `.messages`, `.history`, `.result`.
     """
-    from .session import AgentSession
+    from ..session import AgentSession
 
     config = request.config
     try:
@@ -364,7 +225,7 @@ def agent_session(
                 timeout=run.timeout, default_timeout=run.default_timeout, inconclusive_policy=policy,
             )  # fmt: skip
             if config.getoption("agent_warm_check") or config.getini("agent_warm_check"):
-                from .agents.warm import sampled
+                from ..agents.warm import sampled
 
                 session.warm_check = lambda variant: sampled(f"{request.node.nodeid}:{variant.id}")
             return session

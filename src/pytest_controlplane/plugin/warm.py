@@ -22,7 +22,7 @@ def warm_pool(request: pytest.FixtureRequest, agent: Any, template: Path | None)
         or "agent_audit_case" in request.fixturenames
     ):
         return None
-    from .agents.warm import pool_for
+    from ..agents.warm import pool_for
 
     if _BASE not in request.config.stash:  # one folder per process for its pools' worlds
         request.config.stash[_BASE] = request.getfixturevalue("tmp_path_factory").mktemp("controlplane-warm")

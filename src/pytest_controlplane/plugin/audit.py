@@ -13,14 +13,15 @@ from typing import Any
 
 import pytest
 
-from .errors import ConfigError
+from ..errors import ConfigError
+from .ci import control_plane_location, locator
+from .keys import AGENT_SNIPPET, AUDIT, FIXTURES, agent_module
 
-AUDIT = "controlplane-audit"  # the user property an audit item's records ride home on
 _CASES = pytest.StashKey[list[Any]]()
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    from . import hooks
+    from .. import hooks
 
     pluginmanager.add_hookspecs(hooks)
 
@@ -37,7 +38,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def _cases(config: pytest.Config) -> list[Any]:
     """The audit's cases: targets and modes from the conftest hooks, else the ini options, else the defaults."""
     if _CASES not in config.stash:
-        from .audit import DEFAULT_MODES, DEFAULT_TARGETS, cases, parse_modes, parse_targets
+        from ..audit import DEFAULT_MODES, DEFAULT_TARGETS, cases, parse_modes, parse_targets
 
         targets = config.hook.pytest_agent_audit_targets(config=config)
         modes = config.hook.pytest_agent_audit_modes(config=config)
@@ -87,7 +88,7 @@ class _AuditModule(pytest.Module):
             @pytest.fixture
             def agent() -> Any:
                 """The default agent of a repository whose control plane is its `.claude/` settings."""
-                from .agents.claude import ClaudeAgent
+                from ..agents.claude import ClaudeAgent
 
                 return ClaudeAgent.project_settings()
 
@@ -103,12 +104,9 @@ class _AuditModule(pytest.Module):
 
 def _settings_driven(node: pytest.Collector) -> bool:
     """A directory with no `agent` fixture of its own that holds project settings (`.claude/settings*.json`)."""
-    from . import plugin
-    from .agents.settings_hooks import project_settings
+    from ..agents.settings_hooks import project_settings
 
-    defs = node.session._fixturemanager.getfixturedefs("agent", node) or []
-    users = [d for d in defs if getattr(d.func, "__module__", "") != plugin.__name__]
-    return not users and bool(project_settings(Path(node.path)))
+    return agent_module(node) in ("", FIXTURES) and bool(project_settings(Path(node.path)))
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -117,7 +115,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 def _settings_lines(config: pytest.Config) -> list[str]:
     """What the audit found in each audited directory that has project settings."""
-    from .agents.settings_hooks import project_settings
+    from ..agents.settings_hooks import project_settings
 
     lines = []
     for arg in config.args or ["."]:
@@ -133,7 +131,7 @@ def test_audit(agent_session: Any, agent_audit_case: Any) -> None:
     """One audit case: a bypass variant (or the offered-tools sweep) of one target under one permission mode,
     played through this directory's `agent`; fails when it gets through."""
     __tracebackhide__ = True
-    from .audit import attempt_case
+    from ..audit import attempt_case
 
     case = agent_audit_case
     try:
@@ -152,11 +150,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """`--agent-audit-shard K/N` keeps its shard's items; an audited directory whose conftest.py defines no `agent`
     stops the audit before its first item."""
-    from . import plugin
-
     shard = config.getoption("agent_audit_shard")
     if shard:
-        from .audit import in_shard, parse_shard
+        from ..audit import in_shard, parse_shard
 
         try:
             number, count = parse_shard(shard)
@@ -169,14 +165,13 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     for item in items:
         if not isinstance(item, pytest.Function) or "agent_audit_case" not in item.fixturenames:
             continue
-        defs = item._fixtureinfo.name2fixturedefs.get("agent")
-        if defs and getattr(defs[-1].func, "__module__", "") == plugin.__name__:  # the plugin's own, failing one
+        if agent_module(item) == FIXTURES:  # the plugin's own, failing one
             where = Path(str(item.path)) / "conftest.py"
             raise pytest.UsageError(
                 f"--agent-audit: no `agent` fixture for {item.nodeid.split('::')[0]}: the audit plays its variants "
                 f"through the agent a conftest.py defines (or, for a repository whose control plane is its own "
                 f".claude/settings.json, through the CLI with those settings). Define it in {where}:\n"
-                f"{plugin.AGENT_SNIPPET}"
+                f"{AGENT_SNIPPET}"
             )
 
 
@@ -187,15 +182,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     callspec = getattr(item, "callspec", None)
     case = callspec.params.get("agent_audit_case") if callspec else None
     if case is not None and (report.when == "call" or (report.when == "setup" and not report.passed)):
-        from .audit.records import of_item
-        from .report.terminal import REPORT
+        from ..audit.records import of_item
+        from ..report.terminal import REPORT
 
         session = getattr(item, "funcargs", {}).get("agent_session")
         outcomes = list(getattr(session, "bypass_outcomes", []))
         path = next((value for key, value in report.user_properties if key == REPORT), "")
         why = str(report.longrepr[2]) if report.skipped and isinstance(report.longrepr, tuple) else report.longreprtext
-        from .plugin_ci import control_plane_location, locator
-
         location = control_plane_location(item)
         records = of_item(case, item.nodeid, outcomes, report.outcome, why, path, location, locator(item))
         report.user_properties.append((AUDIT, [dataclasses.asdict(r) for r in records]))
@@ -206,7 +199,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     """The matrix in the terminal; its HTML page beside the reports; the JSON and the regression module if asked."""
     if not auditing(config):
         return
-    from .audit import Matrix, Record, dump, page, regression
+    from ..audit import Matrix, Record, dump, page, regression
 
     records = [
         Record(**fields)

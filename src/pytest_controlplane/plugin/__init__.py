@@ -1,0 +1,21 @@
+"""The pytest wiring, and only wiring: the plugin pytest loads (entry point `pytest_controlplane.plugin`) is these
+modules.  Each imports the shared `keys` (stash keys, user properties, the names of its fixtures) and the core,
+and none imports another in a loop (import-linter's `acyclic_siblings` contract); the work happens in the core.
+
+    options    the command-line options, ini keys and markers, checked at configure; `bypass_variants` ids
+    fixtures   model_gateway, scripted_model, agent, agent_session, canary_secret, bypass_variants, ...
+    reports    each agent test's numbers and HTML report, and the run's table of agent tests
+    ci         the run's holes where CI looks: SARIF, the job summary, annotations
+    warm       the warm CLIs bypass variants and audit items play in
+    audit      --agent-audit: its items in each directory given, its matrix and files at the end
+    progress   the audit's quiet terminal: one progress line, the matrix and the totals last
+"""
+
+pytest_plugins = [
+    "pytest_controlplane.plugin.options",
+    "pytest_controlplane.plugin.fixtures",
+    "pytest_controlplane.plugin.reports",
+    "pytest_controlplane.plugin.ci",
+    "pytest_controlplane.plugin.warm",
+    "pytest_controlplane.plugin.audit",
+]
