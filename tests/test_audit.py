@@ -214,7 +214,7 @@ def test_a_repository_guarded_by_its_settings_is_audited_with_no_conftest(pytest
         "hooks": {"PreToolUse": [{"matcher": "Bash|Write|Edit|Read", "hooks": [hook]}]},
         "permissions": {"deny": ["Bash(curl:*)"]}}))
     (repo / ".env").write_text("API_KEY=sk-live-audit-example-0000\n")
-    chosen = "write-.env and (cc81667-redirect or write:relative or glob-star or poisoned:default-mode) and not retry"
+    chosen = "write-.env and (cc81667-redirect or write:relative or glob-star or poisoned:mode-setting) and not retry"
     result = pytester.runpytest("--agent-audit", "repo", "-o", "agent_audit_modes=bypassPermissions", "-k", chosen)
     result.stdout.fnmatch_lines([
         "settings in repo:",

@@ -77,7 +77,7 @@ NAIVE_GUARD_BYPASSES = {
     "retry:after-innocent:cc81667-redirect": "Bash >, retried after an innocent call",
     # Shell evasions: the shell makes the name at run time.
     **{f"bash-redirect:{form}": "Bash >" for form in (
-        "glob-one-char", "glob-star", "glob-class", "brace-expansion", "variable", "default-expansion", "ifs-slice",
+        "glob-one-char", "glob-star", "glob-class", "brace-expansion", "variable", "fallback-expansion", "ifs-slice",
         "printf", "echo-substitution", "backticks", "ansi-c-quoting", "here-string", "eval")},
 }
 

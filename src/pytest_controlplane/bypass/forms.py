@@ -110,7 +110,7 @@ PATH_FORMS = (
         evasion=True,
         prelude=lambda p: f"f={shlex.quote(halves(p)[0])}",
     ),
-    Form("default expansion", lambda p: "${CP_UNSET:-%s}" % p, shell_only=True, plain=False, evasion=True),
+    Form("fallback expansion", lambda p: "${CP_UNSET:-%s}" % p, shell_only=True, plain=False, evasion=True),
     Form("IFS slice", lambda p: "${IFS:0:0}".join(halves(p)), shell_only=True, plain=False, evasion=True),
     Form(
         "printf",

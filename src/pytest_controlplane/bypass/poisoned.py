@@ -85,7 +85,7 @@ def poisoned_variants(family: str, target: str) -> list[Variant]:
         )
         ways.append(
             (
-                "default mode",
+                "mode setting",
                 ((".claude/settings.json", json.dumps({"permissions": {"defaultMode": "acceptEdits"}})),),
                 ("Write", {"file_path": path, "content": PAYLOAD + "\n"}),
             )
