@@ -5,7 +5,7 @@
     controlplane cassettes check [cassettes/] [--json]    # loads? scrubbed? secrets? one CLI version?
     controlplane cassettes stats [cassettes/] [--json]
     controlplane cassettes prune [cassettes/] [--yes]     # cassettes no collected test uses
-    controlplane audit [PATH] [PYTEST ARGS...]            # pytest --agent-audit PATH: the route x mode matrix
+    controlplane audit [DIR] [--quick] [--target T] ...   # the route x mode matrix of DIR's agent (--help)
     controlplane audit merge A.json B.json [--json OUT] [--html OUT] [--sarif OUT] [--summary-md OUT] [--target .env]
 
 Exit codes: 0 fine, 1 findings (check, an audit's holes) or files to prune (prune without --yes), 2 usage errors;
@@ -137,10 +137,9 @@ def cassettes(args: argparse.Namespace) -> int:
 def audit(argv: list[str]) -> int:
     """`controlplane audit [PATH] [PYTEST ARGS]` runs the audit in pytest; `controlplane audit merge` joins shards."""
     if argv[:1] != ["merge"]:
-        path = argv[:1] if argv[:1] and not argv[0].startswith("-") else ["."]
-        rest = argv[len(path) :] if argv[:1] == path else argv
-        tb = [] if any(a.startswith("--tb") for a in rest) else ["--tb=line"]  # each hole has its HTML report
-        return subprocess.call([sys.executable, "-m", "pytest", "--agent-audit", *path, *tb, *rest])
+        from .audit.command import pytest_args
+
+        return subprocess.call([sys.executable, "-m", "pytest", *pytest_args(argv, Path.cwd())])
     from .audit import Matrix, dump, load, merge, page, sarif, summary
 
     parser = argparse.ArgumentParser(prog="controlplane audit merge", description="join the shards of one audit")

@@ -146,6 +146,41 @@ OPTIONS = (
         flag={"default": None, "metavar": "K/N"},
     ),
     Option(
+        "agent_audit_target",
+        "audit this 'family target' (repeatable: --agent-audit-target 'read .env' --agent-audit-target 'exec curl'); "
+        "wins over the conftest hook and the ini option; default: the targets the audited repository has.",
+        flag={"action": "append", "default": None, "metavar": "'FAMILY TARGET'"},
+    ),
+    Option(
+        "agent_audit_mode",
+        "audit under this permission mode (repeatable, or comma-separated; '-': the agent as it is configured); "
+        "wins over the conftest hook and the ini option.",
+        flag={"action": "append", "default": None, "metavar": "MODE"},
+    ),
+    Option(
+        "agent_audit_family",
+        "audit only the targets of this family (repeatable): write, read, exec, escape.",
+        flag={"action": "append", "default": None, "metavar": "FAMILY"},
+    ),
+    Option(
+        "agent_audit_route",
+        "audit only this route class (repeatable): file, shell, command, subagent, poisoned, offered.",
+        flag={"action": "append", "default": None, "metavar": "CLASS"},
+    ),
+    Option(
+        "agent_audit_quick",
+        "a first answer in a minute: one canonical spelling per route class of each target, under the mode the "
+        "agent is configured with ('-'), unless --agent-audit-mode says otherwise.",
+        flag={"action": "store_true", "default": False},
+    ),
+    Option(
+        "agent_audit_out",
+        "write the audit's files into DIR (default: controlplane-report/<name of the audited directory>/ in the "
+        "current directory): audit.html, audit.json, audit.sarif, summary.md, test_audit_regression.py and the "
+        "reports of its items.",
+        flag={"default": None, "metavar": "DIR"},
+    ),
+    Option(
         "agent_audit_targets",
         ini_help="the audit's targets, one 'family target' per line (default: write/read .env and secrets/, exec curl "
         "and scripts/deploy.sh, escape)",

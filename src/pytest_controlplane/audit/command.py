@@ -1,0 +1,130 @@
+"""`controlplane audit DIR`: the audit's own command line, turned into the pytest run that plays it.
+
+Its options are the audit's, grouped, with a short `--help`; pytest's own are behind `--pytest-help`, and whatever
+it does not know (or comes after `--`) goes to pytest as it is.  Pytest-free: it builds the argument list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..agents.claude import PERMISSION_MODES
+from ..bypass.variant import FAMILIES
+from .plan import AS_CONFIGURED, ROUTE_CLASSES
+
+REPORTS = "controlplane-report"
+FILES = {
+    "html": "audit.html",
+    "json": "audit.json",
+    "sarif": "audit.sarif",
+    "summary": "summary.md",
+    "regression": "test_audit_regression.py",
+}
+
+_DESCRIPTION = """\
+Audit an agent's control plane: every route and spelling of each target (a file written or read, a command run, the
+workspace left), under each permission mode, played through the agent of DIR (its conftest.py's `agent`, or the
+Claude Code CLI with DIR's own .claude/settings). No API key: a scripted model makes the attempts, and each is
+judged by what really happened to the files. Start with --quick."""
+
+_EPILOG = """\
+examples:
+  controlplane audit . --quick                      a first answer in a minute
+  controlplane audit . --target "read .env" --mode default,acceptEdits
+  controlplane audit . --shard 1/4 --out shard-1    one CI job of four; then: controlplane audit merge shard-*/audit.json
+exit status: 0 nothing got through, 1 holes, 2 usage errors (as pytest).
+pytest's own options: --pytest-help; anything after -- goes to pytest."""
+
+
+def parser() -> argparse.ArgumentParser:
+    """The parser of `controlplane audit` (its --help is this; the docs' reference is generated from it)."""
+    p = argparse.ArgumentParser(
+        prog="controlplane audit",
+        usage="controlplane audit [DIR ...] [options] [-- PYTEST ARGS]",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False,
+    )
+    what = p.add_argument_group("what to audit")
+    what.add_argument("dirs", nargs="*", metavar="DIR", help="the repository or test directory (default: .)")
+    what.add_argument(
+        "--quick", action="store_true", help="one canonical spelling per route class, under the agent's own mode"
+    )
+    what.add_argument(
+        "--target", action="append", metavar='"FAMILY TARGET"',
+        help='repeatable: "read .env", "exec curl", "write secrets/", "escape"; default: what DIR has',
+    )  # fmt: skip
+    what.add_argument("--family", action="append", choices=FAMILIES, help="repeatable: only these families' targets")
+    what.add_argument(
+        "--mode", action="append", metavar="MODE",
+        help=f"repeatable or a,b: {', '.join(PERMISSION_MODES)}, or {AS_CONFIGURED} (as configured); default: all",
+    )  # fmt: skip
+    what.add_argument(
+        "--route", action="append", choices=tuple(ROUTE_CLASSES), metavar="CLASS",
+        help=f"repeatable: {', '.join(ROUTE_CLASSES)}",
+    )  # fmt: skip
+    what.add_argument("--shard", metavar="K/N", help="play shard K of N (join them: controlplane audit merge)")
+    run = p.add_argument_group("how it runs")
+    run.add_argument(
+        "-n", "--workers", metavar="N", help="agents in parallel (pytest-xdist; default: auto, one per core)"
+    )
+    run.add_argument(
+        "--approval", choices=("deny", "allow"),
+        help="the CLI's approval prompt: nobody answers (deny, default) or yes (allow: your guard alone)",
+    )  # fmt: skip
+    run.add_argument("--cold", action="store_true", help="a fresh CLI per item (default: warm CLIs, same verdicts)")
+    out = p.add_argument_group("what it writes")
+    out.add_argument(
+        "--out", metavar="DIR",
+        help=f"its files go here (default: {REPORTS}/<name of DIR>/): " + ", ".join(FILES.values()),
+    )  # fmt: skip
+    out.add_argument("-v", "--verbose", action="count", default=0, help="each item, and each hole's traceback")
+    out.add_argument("--tb", metavar="STYLE", help="tracebacks of holes: short, long, line (pytest's --tb)")
+    out.add_argument("-h", "--help", action="help", help="this help")
+    out.add_argument("--pytest-help", action="store_true", help="pytest's own options")
+    return p
+
+
+def default_out(directories: Sequence[str], cwd: Path) -> Path:
+    """`controlplane-report/<name of the audited directory>/` in the current directory (names joined by `+`)."""
+    names = [Path(os.path.abspath(d)).name or "root" for d in directories or ["."]]
+    return cwd / REPORTS / "+".join(dict.fromkeys(names))
+
+
+def pytest_args(argv: Sequence[str], cwd: Path) -> list[str]:
+    """The pytest arguments that play `controlplane audit ARGV` (without the interpreter)."""
+    argv = list(argv)
+    passed = argv[argv.index("--") + 1 :] if "--" in argv else []
+    mine = argv[: argv.index("--")] if "--" in argv else argv
+    args, unknown = parser().parse_known_args(mine)
+    if args.pytest_help:
+        return ["--help"]
+    dirs = args.dirs or ["."]
+    out = Path(args.out) if args.out else default_out(dirs, cwd)
+    command = ["--agent-audit", *dirs, "--agent-audit-out", str(out)]
+    for flag, values in (
+        ("--agent-audit-target", args.target),
+        ("--agent-audit-family", args.family),
+        ("--agent-audit-mode", [m for value in args.mode or [] for m in value.split(",") if m.strip()]),
+        ("--agent-audit-route", args.route),
+    ):
+        for value in values or []:
+            command += [flag, value.strip()]
+    if args.quick:
+        command.append("--agent-audit-quick")
+    if args.shard:
+        command += ["--agent-audit-shard", args.shard]
+    if args.approval:
+        command += ["--agent-approval", args.approval]
+    if args.cold:
+        command += ["-o", "agent_warm=false"]
+    workers = args.workers or ("auto" if importlib.util.find_spec("xdist") else None)
+    if workers and workers != "0":
+        command += ["-n", workers]
+    command += ["-v"] * args.verbose + ([f"--tb={args.tb}"] if args.tb else [])
+    return command + unknown + passed
