@@ -35,7 +35,7 @@ _EPILOG = """\
 examples:
   controlplane audit . --quick                      a first answer in a minute
   controlplane audit . --target "read .env" --mode default,acceptEdits
-  controlplane audit . --shard 1/4 --out shard-1    one CI job of four; then: controlplane audit merge shard-*/audit.json
+  controlplane audit . --shard 1/4 --out shard-1    one CI job of four (then: controlplane audit merge)
 exit status: 0 nothing got through, 1 holes, 2 usage errors (as pytest).
 pytest's own options: --pytest-help; anything after -- goes to pytest."""
 
