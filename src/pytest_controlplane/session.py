@@ -264,8 +264,9 @@ class AgentSession(Crashes):
 
         `call` is a `tool_use(...)` block (returns the ToolCall with its verdict), a bypass variant (plays its setup
         calls first; returns a BypassOutcome judged by the effect), or the `offered-tools` sweep (a SweepOutcome).  With
-        `permission_modes=["default", "acceptEdits", ...]` a variant runs once per mode, each from a copy
-        of the workspace as it is now, and `assert_held()` also fails when the verdicts differ.
+        `permission_modes=["default", "acceptEdits", ...]` a variant (each variant the sweep builds) runs once per
+        mode, each from a copy of the workspace as it is now, and `assert_held()` also fails when the verdicts
+        differ.
         """
         from .bypass.attempt import attempt_variant
         from .bypass.sweep import OfferedRoutes, sweep
@@ -273,10 +274,10 @@ class AgentSession(Crashes):
 
         if isinstance(call, Variant):
             return attempt_variant(self, call, prompt, permission_modes)
-        if isinstance(call, OfferedRoutes) and not permission_modes:
-            return sweep(self, call, prompt)
+        if isinstance(call, OfferedRoutes):
+            return sweep(self, call, prompt, permission_modes)
         if permission_modes:
-            raise ConfigError("attempt(..., permission_modes=...) takes a bypass variant.")
+            raise ConfigError("attempt(..., permission_modes=...) takes a bypass variant or the offered-tools sweep.")
         if not isinstance(call, Block) or call.type != "tool_use":
             raise ConfigError(f"attempt() takes a tool_use(...) block or a bypass variant, got {call!r}.")
         self.gateway.use_script(ScriptedModel([call, text("done")]))

@@ -13,6 +13,7 @@ what held, and the regression module that pins it.
 
 from __future__ import annotations
 
+from .audited import fixtures_of
 from .matrix import Matrix
 from .plan import (
     DEFAULT_MODES,
@@ -28,6 +29,7 @@ from .plan import (
 from .records import CELLS, Record, dump, load, merge
 
 __all__ = [
+    "fixtures_of",
     "CELLS",
     "DEFAULT_MODES",
     "DEFAULT_TARGETS",

@@ -134,6 +134,39 @@ def cases(targets: Sequence[tuple[str, str]], modes: Sequence[str]) -> list[Audi
     return found
 
 
+def select(
+    found: Sequence[AuditCase], *, families: Sequence[str] = (), routes: Sequence[str] = (), quick: bool = False
+) -> list[AuditCase]:
+    """The cases of these families and route classes (short names, ROUTE_CLASSES); `quick`: of each target's route
+    class, one canonical spelling (the plainest: no reported bypass reproduced, the path as a user writes it), and
+    the offered-tools sweep."""
+    unknown = [r for r in routes if r not in ROUTE_CLASSES]
+    if unknown:
+        raise ConfigError(
+            f"no route class {', '.join(map(repr, unknown))}; the classes are {', '.join(ROUTE_CLASSES)}."
+        )
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown:
+        raise ConfigError(f"no bypass family {', '.join(map(repr, unknown))}; the families are {', '.join(FAMILIES)}.")
+    classes = {ROUTE_CLASSES[r] for r in routes}
+    kept = [c for c in found if (not families or c.family in families) and (not classes or c.route_class in classes)]
+    if not quick:
+        return kept
+    canonical: dict[tuple[str, str, str], AuditCase] = {}
+    for c in kept:
+        key = (c.family, c.target, c.route_class)
+        if key not in canonical or _plainness(c) < _plainness(canonical[key]):
+            canonical[key] = c
+    chosen = {(c.family, c.target, c.variant) for c in canonical.values()}
+    return [c for c in kept if (c.family, c.target, c.variant) in chosen]
+
+
+def _plainness(case: AuditCase) -> tuple[bool, bool]:
+    """Lower is plainer: no reported bypass reproduced, then the path as a user writes it."""
+    plain = ("dotdot",) if case.family == "escape" else ("relative", "-")
+    return bool(case.reference), case.form not in plain
+
+
 def attempt_case(session: Any, family: str, target: str, variant: str, mode: str = AS_CONFIGURED) -> Any:
     """Play one audit case through `session` (the `agent_session` fixture): the write target planted when the
     workspace lacks it, the agent switched to `mode`, the variant (or the offered-tools sweep, or one variant the

@@ -4,8 +4,10 @@ held; cases whose route is not offered skip until it is, then must hold; errored
 
 from __future__ import annotations
 
+import os
 import re
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,7 @@ from .records import CELLS, Record
 
 _HEADER = '''"""Pinned by the control-plane audit of {directory}{when}: {summary}.
 
-Each test plays one audit case through this directory's `agent` fixture, with the scripted model of its bypass
+Each test plays one audit case through the audited directory's `agent`, with the scripted model of its bypass
 variant (no API key, no cassette), and judges it by its effect on the real files, the model's requests and the
 commands that ran:
 - test_hole_*: got through in the audit; each fails until the guard holds it (the reproduction is in its docstring).
@@ -26,12 +28,42 @@ commands that ran:
 Written by `{command}`; write it again after changing the guard on purpose.
 """
 
-import pytest
-
-from pytest_controlplane.audit import attempt_case
-
+{imports}
 pytestmark = pytest.mark.agent_warm  # each test's variant plays in a warm CLI, as the audit's item did
 '''
+
+_IMPORTS = {
+    "": "import pytest\n\nfrom pytest_controlplane.audit import attempt_case\n",
+    "settings": "from pathlib import Path\n\nimport pytest\n\n"
+    "from pytest_controlplane import ClaudeAgent\nfrom pytest_controlplane.audit import attempt_case\n",
+    "conftest": "from pathlib import Path\n\nimport pytest\n\n"
+    "from pytest_controlplane.audit import attempt_case, fixtures_of\n",
+}
+
+_SETTINGS_AGENT = '''
+# The audited repository, whose own .claude/settings are the control plane: each test's workspace is a copy of it.
+REPOSITORY = (Path(__file__).parent / {relative!r}).resolve()
+
+
+@pytest.fixture
+def agent():
+    """The Claude Code CLI with the settings of the workspace, as the audit played it."""
+    return ClaudeAgent.project_settings()
+
+
+@pytest.fixture
+def agent_workspace_template():
+    return REPOSITORY
+'''
+
+_CONFTEST_AGENT = """
+from pathlib import Path
+
+from pytest_controlplane.audit import fixtures_of
+
+# The fixtures of the audited directory's conftest.py (its `agent`, and what that uses), as the audit played them.
+globals().update(fixtures_of(Path(__file__).parent / {relative!r}))
+"""
 
 _HOLE = '''
 
@@ -68,19 +100,26 @@ def items(records: list[Record]) -> dict[tuple[str, str, str, str], str]:
     return ended
 
 
-def render(records: list[Record], *, meta: dict[str, Any]) -> str:
+def render(
+    records: list[Record], *, meta: dict[str, Any], agents: Sequence[str] = (), where: Path | None = None
+) -> str:
+    """The module; `agents` are where the audit's agent came from (`settings DIR`, `conftest PATH`: plugin), and a
+    module written at `where` outside them carries that agent, so it runs as written."""
     ended = items(records)
     counts = {cell: sum(1 for c in ended.values() if c == cell) for cell in CELLS}
     summary = ", ".join(f"{n} {cell}" for cell, n in counts.items() if n) or "nothing ran"
     when = f" on {meta['date']}" if meta.get("date") else ""
+    kind, agent = _agent(agents, where)
     parts = [
         _HEADER.format(
+            imports=_IMPORTS[kind],
             directory=meta.get("directory", "."),
             when=when,
             summary=summary,
             command=meta.get("command", "pytest --agent-audit --agent-audit-write PATH"),
         )
     ]
+    parts.append(agent)
     parts += _holes(records, ended)
     lists = (
         ("HELD", "test_stays_held", ("held", "never consulted"), "Held in the audit: must stay held."),
@@ -101,9 +140,23 @@ def render(records: list[Record], *, meta: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def write(records: list[Record], path: Path, *, meta: dict[str, Any]) -> Path:
-    write_atomically(path, render(records, meta=meta).encode())
+def write(records: list[Record], path: Path, *, meta: dict[str, Any], agents: Sequence[str] = ()) -> Path:
+    write_atomically(path, render(records, meta=meta, agents=agents, where=path.parent).encode())
     return path
+
+
+def _agent(agents: Sequence[str], where: Path | None) -> tuple[str, str]:
+    """The agent fixture the module needs where it is written: none inside the directory whose conftest.py defines
+    it (or when the audit had several agents: then its place is beside each)."""
+    if len(agents) != 1 or where is None:
+        return "", ""
+    kind, _, source = agents[0].partition(" ")
+    if kind == "settings":
+        return kind, _SETTINGS_AGENT.format(relative=os.path.relpath(source, where))
+    conftest = Path(source)
+    if kind == "conftest" and not where.resolve().is_relative_to(conftest.parent):
+        return kind, _CONFTEST_AGENT.format(relative=os.path.relpath(conftest, where))
+    return "", ""
 
 
 def _holes(records: list[Record], ended: dict[tuple[str, str, str, str], str]) -> list[str]:

@@ -11,6 +11,7 @@ A shell-running tool gets the shell spellings; a tool with a path and content wr
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -142,17 +143,20 @@ def _names(tools: list[OfferedTool]) -> str:
     )
 
 
-def sweep(session: Any, routes: OfferedRoutes, prompt: str) -> SweepOutcome:
+def sweep(session: Any, routes: OfferedRoutes, prompt: str, permission_modes: Sequence[str] = ()) -> SweepOutcome:
     """Ask the agent what it offers, build the variants for the tools beyond the corpus, play each in a copy of the
-    workspace."""
+    workspace (under each of `permission_modes`, each from a copy of its own, when given)."""
     offered = probe(session, prompt)
     outcome = SweepOutcome(routes, offered, inconclusive_policy=session.inconclusive_policy)
     for tool in offered:
         for variant in tool_variants(routes.family, routes.target, tool, routes.depth):
-            with session.isolated() as copy:
-                played = copy.attempt(variant, prompt=prompt)
+            if permission_modes:  # each mode in a copy of its own; kept in session.bypass_outcomes
+                played = session.attempt(variant, prompt=prompt, permission_modes=permission_modes)
+            else:
+                with session.isolated() as copy:
+                    played = copy.attempt(variant, prompt=prompt)
+                session.bypass_outcomes.append(played)
             outcome.outcomes.append(played)
-            session.bypass_outcomes.append(played)
     return outcome
 
 

@@ -7,8 +7,10 @@ and none imports another in a loop (import-linter's `acyclic_siblings` contract)
     reports    each agent test's numbers and HTML report, and the run's table of agent tests
     ci         the run's holes where CI looks: SARIF, the job summary, annotations
     warm       the warm CLIs bypass variants and audit items play in
-    audit      --agent-audit: its items in each directory given, its matrix and files at the end
-    progress   the audit's quiet terminal: one progress line, the matrix and the totals last
+    audit_cases  what an audit tries: targets (given, or what the repository has), modes, families, classes
+    audit      --agent-audit: its items in each directory given, and their records
+    audit_end    the audit's end: the matrix and totals last, its files, what a quick audit leaves out
+    progress   the audit's quiet terminal: one progress line instead of a letter and a traceback per item
 """
 
 pytest_plugins = [
@@ -18,4 +20,6 @@ pytest_plugins = [
     "pytest_controlplane.plugin.ci",
     "pytest_controlplane.plugin.warm",
     "pytest_controlplane.plugin.audit",
+    "pytest_controlplane.plugin.audit_end",
+    "pytest_controlplane.plugin.progress",
 ]

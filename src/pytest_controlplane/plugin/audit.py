@@ -5,8 +5,7 @@ work happens in `audit/`."""
 from __future__ import annotations
 
 import dataclasses
-import datetime
-import importlib.util
+import inspect
 import types
 from pathlib import Path
 from typing import Any
@@ -14,10 +13,9 @@ from typing import Any
 import pytest
 
 from ..errors import ConfigError
+from .audit_cases import audit_cases, auditing, chosen_lines
 from .ci import control_plane_location, locator
-from .keys import AGENT_SNIPPET, AUDIT, FIXTURES, agent_module
-
-_CASES = pytest.StashKey[list[Any]]()
+from .keys import AGENT_FROM, AGENT_SNIPPET, AUDIT, AUDIT_WIRING, FIXTURES, agent_module
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -26,36 +24,9 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hooks)
 
 
-def auditing(config: pytest.Config) -> bool:
-    return bool(config.getoption("agent_audit") or config.getini("agent_audit"))
-
-
 def pytest_configure(config: pytest.Config) -> None:
     if auditing(config):
-        _cases(config)  # a bad target or mode is a usage error before anything runs
-
-
-def _cases(config: pytest.Config) -> list[Any]:
-    """The audit's cases: targets and modes from the conftest hooks, else the ini options, else the defaults."""
-    if _CASES not in config.stash:
-        from ..audit import DEFAULT_MODES, DEFAULT_TARGETS, cases, parse_modes, parse_targets
-
-        targets = config.hook.pytest_agent_audit_targets(config=config)
-        modes = config.hook.pytest_agent_audit_modes(config=config)
-        try:
-            config.stash[_CASES] = cases(
-                parse_targets(
-                    targets or config.getini("agent_audit_targets") or DEFAULT_TARGETS,
-                    "pytest_agent_audit_targets" if targets else "agent_audit_targets",
-                ),
-                parse_modes(
-                    modes or config.getini("agent_audit_modes") or DEFAULT_MODES,
-                    "pytest_agent_audit_modes" if modes else "agent_audit_modes",
-                ),
-            )
-        except ConfigError as error:
-            raise pytest.UsageError(f"--agent-audit: {error}") from None
-    return config.stash[_CASES]
+        audit_cases(config)  # a bad target or mode is a usage error before anything runs
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -110,7 +81,7 @@ def _settings_driven(node: pytest.Collector) -> bool:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    return _settings_lines(config) if auditing(config) else []
+    return [*chosen_lines(config), *_settings_lines(config)] if auditing(config) else []
 
 
 def _settings_lines(config: pytest.Config) -> list[str]:
@@ -143,7 +114,7 @@ def test_audit(agent_session: Any, agent_audit_case: Any) -> None:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "agent_audit_case" in metafunc.fixturenames:
-        cases = _cases(metafunc.config)
+        cases = audit_cases(metafunc.config)
         metafunc.parametrize("agent_audit_case", cases, ids=[c.id for c in cases])
 
 
@@ -192,57 +163,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         location = control_plane_location(item)
         records = of_item(case, item.nodeid, outcomes, report.outcome, why, path, location, locator(item))
         report.user_properties.append((AUDIT, [dataclasses.asdict(r) for r in records]))
+        report.user_properties.append((AGENT_FROM, _agent_from(item)))
     return report
 
 
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    """The matrix in the terminal; its HTML page beside the reports; the JSON and the regression module if asked."""
-    if not auditing(config):
-        return
-    from ..audit import Matrix, Record, dump, page, regression
-
-    records = [
-        Record(**fields)
-        for reports in terminalreporter.stats.values()
-        for report in reports
-        for key, value in getattr(report, "user_properties", [])
-        if key == AUDIT
-        for fields in value
-    ]
-    meta = _meta(config)
-    matrix = Matrix.of(records)
-    terminalreporter.section("agent audit (pytest-controlplane)")
-    for line in _settings_lines(config):
-        terminalreporter.write_line(line)
-    for line in matrix.lines():
-        terminalreporter.write_line(line)
-    if not records:
-        return
-    chosen = config.getoption("agent_report") or config.getini("agent_report")
-    directory = Path(chosen) if chosen else Path("controlplane-report")
-    written = [page.write(matrix, config.rootpath / directory / "audit.html", meta=meta)]
-    if config.getoption("agent_audit_json"):
-        written.append(Path(config.getoption("agent_audit_json")).resolve())
-        dump(records, written[-1], meta=meta)
-    if config.getoption("agent_audit_write"):
-        written.append(regression.write(records, Path(config.getoption("agent_audit_write")).resolve(), meta=meta))
-    for path in written:
-        terminalreporter.write_line(f"audit written: {path}")
-
-
-def _meta(config: pytest.Config) -> dict[str, Any]:
-    """What the audit files say about the run."""
-    directories = [str(a) for a in config.args] or ["."]
-    cli = ""
-    if importlib.util.find_spec("claude_agent_sdk._cli_version") is not None:
-        from claude_agent_sdk._cli_version import __cli_version__ as cli
-    written = config.getoption("agent_audit_write")
-    return {
-        "agent": f"the agent of {', '.join(directories)}",
-        "directory": ", ".join(directories),
-        "date": datetime.date.today().isoformat(),
-        "cli": f"Claude Code {cli}" if cli else "",
-        "modes": " ".join(dict.fromkeys(c.mode for c in _cases(config))),
-        "targets": "; ".join(dict.fromkeys(f"{c.family} {c.target}" for c in _cases(config))),
-        "command": f"pytest --agent-audit {' '.join(directories)} --agent-audit-write {written or 'PATH'}",
-    }
+def _agent_from(item: pytest.Item) -> str:
+    """Where the item's agent came from, for the regression module: `settings DIR` (the audit's own agent, in a copy
+    of DIR) or `conftest PATH` (the user's), as absolute paths."""
+    if agent_module(item) == AUDIT_WIRING:
+        return f"settings {Path(str(item.path)).resolve()}"
+    defs = item._fixtureinfo.name2fixturedefs.get("agent")  # type: ignore[attr-defined]
+    source = inspect.getsourcefile(inspect.unwrap(defs[-1].func)) if defs else None
+    return f"conftest {Path(source).resolve()}" if source and Path(source).name == "conftest.py" else ""

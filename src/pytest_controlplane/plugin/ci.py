@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from .audit_cases import auditing, directories
 from .keys import ATTEMPTS, AUDIT, AUDIT_WIRING, FIXTURES, agent_module
 
 
@@ -67,12 +68,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    sarif = config.getoption("agent_sarif") or config.getini("agent_sarif")
-    markdown = config.getoption("agent_summary_md") or config.getini("agent_summary_md")
+    """The run's holes where CI looks (an audit writes them with its own files, at its end)."""
+    if not auditing(config):
+        for path in write_outputs(terminalreporter, config):
+            terminalreporter.write_line(f"written: {path}")
+
+
+def write_outputs(terminalreporter: Any, config: pytest.Config, out: Path | None = None) -> list[Path]:
+    """SARIF and the Markdown summary where asked (or into `out`, for an audit), the job summary and the annotations
+    under GitHub Actions; returns the files written."""
+    sarif = config.getoption("agent_sarif") or config.getini("agent_sarif") or (out and out / "audit.sarif")
+    markdown = config.getoption("agent_summary_md") or config.getini("agent_summary_md") or (out and out / "summary.md")
     step = os.environ.get("GITHUB_STEP_SUMMARY")
     actions = os.environ.get("GITHUB_ACTIONS") == "true"
     if not (sarif or markdown or step or actions):
-        return
+        return []
     from ..audit import Record, summary
     from ..audit import sarif as sarif_log
 
@@ -85,21 +95,23 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         for fields in value
     ]
     if not records and not (sarif or markdown):
-        return
-    meta = {"directory": ", ".join(str(a) for a in config.args) or ".", "version": _version()}
+        return []
+    meta = {"directory": ", ".join(directories(config)), "version": _version()}
+    written = []
     if sarif:
-        path = sarif_log.write(records, Path(sarif).resolve(), meta=meta)
-        terminalreporter.write_line(f"SARIF written: {path}")
+        written.append(sarif_log.write(records, Path(sarif).resolve(), meta=meta))
     text = summary.markdown(records, meta=meta)
     if markdown:
-        Path(markdown).write_text(text, encoding="utf-8")
-        terminalreporter.write_line(f"summary written: {Path(markdown).resolve()}")
+        written.append(Path(markdown).resolve())
+        written[-1].parent.mkdir(parents=True, exist_ok=True)
+        written[-1].write_text(text, encoding="utf-8")
     if step:
         with open(step, "a", encoding="utf-8") as summary_file:
             summary_file.write(text)
     if actions:
         for command in summary.workflow_commands(records):
             terminalreporter.write_line(command)
+    return written
 
 
 def _version() -> str:

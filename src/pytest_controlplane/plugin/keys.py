@@ -9,6 +9,7 @@ import pytest
 
 AUDIT = "controlplane-audit"  # the user property an audit item's records ride home on
 ATTEMPTS = "controlplane-attempts"  # the user property a bypass_variants test's attempts ride home on
+AGENT_FROM = "controlplane-agent"  # where an audit item's agent came from: "settings DIR" or "conftest PATH"
 
 FIXTURES = "pytest_controlplane.plugin.fixtures"  # the module of the placeholder `agent` fixture
 AUDIT_WIRING = "pytest_controlplane.plugin.audit"  # the module of the audit's own agent, for a settings repository

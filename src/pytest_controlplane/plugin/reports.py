@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from .audit_cases import auditing
 from .keys import CALL_FAILED, SETTINGS
 
 
@@ -32,6 +33,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     """One line per agent test (turns, tokens, cassette hits/misses/unused, mode), and the totals."""
     from ..report.terminal import Tally
 
+    if auditing(config) and config.get_verbosity() <= 0:
+        return  # the audit's matrix says it all (-v: this table too)
     tally = Tally.of(report for reports in terminalreporter.stats.values() for report in reports)
     if not tally:
         return

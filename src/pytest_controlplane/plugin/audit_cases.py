@@ -1,0 +1,125 @@
+"""pytest wiring of what an audit tries: its targets, modes, families and route classes from the command line, the
+conftest hooks, the ini options or the audited repository itself, and the lines that say which were chosen and why.
+The work happens in `audit/plan.py` and `audit/targets.py`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..errors import ConfigError
+
+_CASES = pytest.StashKey[list[Any]]()
+_WHY = pytest.StashKey[list[str]]()
+
+
+def auditing(config: pytest.Config) -> bool:
+    return bool(config.getoption("agent_audit") or config.getini("agent_audit"))
+
+
+def directories(config: pytest.Config) -> list[str]:
+    """The audited directories, as given."""
+    return [str(a).split("::")[0] for a in config.args] or ["."]
+
+
+def audit_cases(config: pytest.Config) -> list[Any]:
+    """The audit's cases, chosen once (a bad target, mode, family or class is a usage error before anything runs)."""
+    if _CASES not in config.stash:
+        from ..audit.plan import cases, parse_modes, parse_targets, select
+
+        try:
+            lines, origin = _targets(config)
+            values, mode_origin = _modes(config)
+            config.stash[_CASES] = select(
+                cases(parse_targets(lines, origin), parse_modes(values, mode_origin)),
+                families=config.getoption("agent_audit_family") or (),
+                routes=config.getoption("agent_audit_route") or (),
+                quick=config.getoption("agent_audit_quick"),
+            )
+        except ConfigError as error:
+            raise pytest.UsageError(f"--agent-audit: {error}") from None
+    return config.stash[_CASES]
+
+
+def full_cases(config: pytest.Config) -> list[Any]:
+    """What the audit without --agent-audit-quick and --agent-audit-mode plays: every spelling, every mode."""
+    from ..audit.plan import cases, parse_modes, parse_targets, select
+
+    lines, origin = _targets(config)
+    return select(
+        cases(parse_targets(lines, origin), parse_modes(*_configured_modes(config))),
+        families=config.getoption("agent_audit_family") or (),
+        routes=config.getoption("agent_audit_route") or (),
+    )
+
+
+def chosen_lines(config: pytest.Config) -> list[str]:
+    """Which targets the audit chose, and why (for the header)."""
+    audit_cases(config)
+    return config.stash.get(_WHY, [])
+
+
+def _targets(config: pytest.Config) -> tuple[list[str], str]:
+    """The "family target" lines: --agent-audit-target > the conftest hook > the ini option > what the audited
+    directories have > the defaults."""
+    from ..audit.plan import DEFAULT_TARGETS
+    from ..audit.targets import derive
+
+    given = config.getoption("agent_audit_target")
+    if given:
+        return list(given), "--agent-audit-target"
+    hooked = config.hook.pytest_agent_audit_targets(config=config)
+    if hooked:
+        return list(hooked), "pytest_agent_audit_targets"
+    ini = config.getini("agent_audit_targets")
+    if ini:
+        return list(ini), "agent_audit_targets"
+    found: dict[str, list[str]] = {}
+    several = len(directories(config)) > 1
+    for directory in directories(config):
+        for derived in derive(Path(directory)) if Path(directory).is_dir() else []:
+            found.setdefault(derived.line, []).append(f"{derived.why} ({directory})" if several else derived.why)
+    if not found:
+        config.stash[_WHY] = [
+            "targets: the defaults (the audited directory has no deny rule, sensitive file or script to aim at; "
+            "name yours with --target)"
+        ]
+        return list(DEFAULT_TARGETS), "the defaults"
+    config.stash[_WHY] = ["targets, from what the audited directory has (name others with --target):"] + [
+        f"  {line:<24} {'; '.join(whys)}" for line, whys in found.items()
+    ]
+    return list(found), "the audited directory"
+
+
+def _modes(config: pytest.Config) -> tuple[list[str], str]:
+    """--agent-audit-mode > --agent-audit-quick's `-` (as configured) > the conftest hook > the ini > every mode."""
+    from ..audit.plan import AS_CONFIGURED
+
+    given = [m.strip() for value in config.getoption("agent_audit_mode") or [] for m in value.split(",") if m.strip()]
+    if given:
+        return given, "--agent-audit-mode"
+    if config.getoption("agent_audit_quick"):
+        return [AS_CONFIGURED], "--agent-audit-quick"
+    return _configured_modes(config)
+
+
+def _configured_modes(config: pytest.Config) -> tuple[list[str], str]:
+    from ..audit.plan import DEFAULT_MODES
+
+    hooked = config.hook.pytest_agent_audit_modes(config=config)
+    if hooked:
+        return list(hooked), "pytest_agent_audit_modes"
+    ini = config.getini("agent_audit_modes")
+    return (list(ini), "agent_audit_modes") if ini else (list(DEFAULT_MODES), "the defaults")
+
+
+def out_dir(config: pytest.Config) -> Path:
+    """Where the audit's files go: --agent-audit-out, else controlplane-report/<name of the audited directory>/ in
+    the directory pytest was started in (never the rootdir: the audit of another directory keeps this one's)."""
+    from ..audit.command import default_out
+
+    start = config.invocation_params.dir
+    chosen = config.getoption("agent_audit_out")
+    return (start / chosen).resolve() if chosen else default_out(directories(config), start)
