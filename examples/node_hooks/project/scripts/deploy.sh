@@ -1,0 +1,2 @@
+#!/bin/sh
+echo "deploying (example: nothing is deployed)"
