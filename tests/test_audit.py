@@ -39,7 +39,7 @@ def table(result: pytest.RunResult) -> list[str]:
     """The matrix as the terminal showed it."""
     lines = result.outlines
     start = next(i for i, line in enumerate(lines) if "agent audit (pytest-controlplane)" in line)
-    end = next(i for i in range(start, len(lines)) if lines[i].startswith("audit written") or "====" in lines[i]
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("written: ") or "====" in lines[i]
                and i > start)
     return [line for line in lines[start + 1:end] if line]
 
@@ -82,12 +82,11 @@ def test_the_matrix_puts_the_holes_first_and_shows_what_held(pytester, monkeypat
 
 def test_the_html_matrix_links_each_hole_to_its_report_and_stands_alone(pytester, monkeypatch):
     audit_dir(pytester, monkeypatch)
-    pytester.runpytest("--agent-audit", "-k", "redirect:glob-star or bash-tee:relative", "--tb=no",
-                       "--agent-report", "reports")
-    page = (pytester.path / "reports" / "audit.html").read_text()
+    pytester.runpytest("--agent-audit", "-k", "redirect:glob-star or bash-tee:relative", "--agent-audit-out", "out")
+    page = (pytester.path / "out" / "audit.html").read_text()
     hole = re.search(r"<td class='bypassed[^']*' title='([^']*)'><a href='([^']+)'>✗</a>", page)
-    assert hole and "bash-redirect:glob-star" in hole.group(1)
-    report = (pytester.path / "reports" / hole.group(2)).read_text()
+    assert hole and "bash-redirect:glob-star" in hole.group(1) and hole.group(2).startswith("reports/")
+    report = (pytester.path / "out" / hole.group(2)).read_text()
     assert "bash-redirect:glob-star" in report and "reproduce" in report
     assert re.search(r"<td class='held[^']*' title='[^']*bash-tee:relative", page)
     assert not re.search(r"(src|href)=['\"]?(https?:|//)", page)  # nothing fetched from elsewhere
@@ -225,8 +224,8 @@ def test_a_repository_guarded_by_its_settings_is_audited_with_no_conftest(pytest
     found = (re.fullmatch(r"  (\S.*?)\s{2,}([✗!?✓·])", line) for line in result.stdout.lines)
     cells = {m.group(1): m.group(2) for m in found if m}
     # The hook's blocks are its own (held, not "never consulted"); a glob walks past its substring match; the
-    # poisoned default mode is added to the repository's settings, so the hook still stops the Write after it.
-    assert cells == {"Bash >": "✗", "Write": "✓", "Write in a subagent": "✓", "poisoned default mode": "✓"}, cells
+    # poisoned mode setting is added to the repository's settings, so the hook still stops the Write after it.
+    assert cells == {"Bash >": "✗", "Write": "✓", "Write in a subagent": "✓", "poisoned mode setting": "✓"}, cells
     result.stdout.fnmatch_lines(["write: 1 bypassed, 0 errored, 0 asked, 0 never consulted, 4 held, 0 not offered (of 5 attempts)"])
     assert "sk-live-audit-example-0000" not in result.stdout.str() + result.stderr.str()
 

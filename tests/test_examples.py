@@ -228,11 +228,11 @@ def test_settings_hooks_catches_a_broken_hook_and_never_shows_the_secrets(pytest
     # An audit slice with holes that carry .env to the model, its report, JSON and module: no value shows anywhere.
     audit = pytester.runpytest(
         "--agent-audit", "examples/settings_hooks/project", "-o", "agent_audit_modes=acceptEdits",
-        "-k", "read-.env and (bash-base64 or bash-cat or read:relative)", "--agent-report", "report",
+        "-k", "read-.env and (bash-base64 or bash-cat or read:relative)", "--agent-audit-out", "report",
         "--agent-audit-json", "audit.json", "--agent-audit-write", "test_written.py")
     assert "✗" in audit.stdout.str() and (pytester.path / "report" / "audit.html").is_file()
     texts = {"terminal": audit.stdout.str() + audit.stderr.str() + result.stdout.str()}
-    for path in [*(pytester.path / "report").glob("*.html"), pytester.path / "audit.json",
+    for path in [*(pytester.path / "report").rglob("*.html"), pytester.path / "audit.json",
                  pytester.path / "test_written.py"]:
         texts[path.name] = path.read_text()
     assert len(texts) > 4, texts.keys()  # the page, the JSON, the module, a report per hole

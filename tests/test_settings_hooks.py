@@ -258,7 +258,7 @@ import json
 import pytest
 
 
-@pytest.mark.bypass_variants("write", target=".env", routes=["poisoned default mode", "poisoned local allow rules"])
+@pytest.mark.bypass_variants("write", target=".env", routes=["poisoned mode setting", "poisoned local allow rules"])
 def test_env(agent_session, bypass_variants):
     (agent_session.workspace / ".env").write_text("API_KEY=sk-live-do-not-print-0000\\n")
     outcome = agent_session.attempt(bypass_variants)

@@ -88,7 +88,7 @@ def _targets(config: pytest.Config) -> tuple[list[str], str]:
         ]
         return list(DEFAULT_TARGETS), "the defaults"
     config.stash[_WHY] = ["targets, from what the audited directory has (name others with --target):"] + [
-        f"  {line:<24} {'; '.join(whys)}" for line, whys in found.items()
+        f"  {line:<24}  {'; '.join(whys)}" for line, whys in found.items()
     ]
     return list(found), "the audited directory"
 

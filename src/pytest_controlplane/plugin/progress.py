@@ -45,8 +45,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.option.tbstyle == "auto":
         config.option.tbstyle = "no"
     terminal = config.pluginmanager.get_plugin("terminalreporter")
-    if terminal is not None and config.option.reportchars == "fE":  # pytest's default: a FAILED line per hole
-        terminal.reportchars = terminal.reportchars.replace("f", "").replace("E", "")
+    if terminal is not None:
+        terminal.showfspath = False  # the module's name before each line of progress
+        if config.option.reportchars == "fE":  # pytest's default: a FAILED line per hole
+            terminal.reportchars = terminal.reportchars.replace("f", "").replace("E", "")
     config.pluginmanager.register(QuietAudit(config), "controlplane-quiet-audit")
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from .audit_cases import auditing
+from .audit_cases import auditing, out_dir
 from .keys import CALL_FAILED, SETTINGS
 
 
@@ -61,7 +61,8 @@ def report_agent_test(item: pytest.Item, report: pytest.TestReport, session: Any
     chosen = config.getoption("agent_report") or config.getini("agent_report")
     if not (chosen or report.failed):
         return
-    directory = Path(chosen) if chosen else config.rootpath / "controlplane-report"
+    default = out_dir(config) / "reports" if auditing(config) else config.rootpath / "controlplane-report"
+    directory = Path(chosen) if chosen else default
     if not directory.is_absolute():
         directory = config.rootpath / directory
     data = reports.collect(
