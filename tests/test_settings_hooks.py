@@ -176,6 +176,13 @@ def test_a_file_tools_deny_rule_refuses_before_any_hook_runs(agent_session):
     assert call.decided_by == "the permissions.deny rule Read(./private/**) (.claude/settings.json)"
 
 
+def test_a_read_rule_that_refuses_a_command_is_the_rule_named(agent_session):
+    # The CLI applies Read(...) to the files a command names; Bash(curl:*) is no part of it.
+    call = attempt(agent_session, "Bash", command="head -n 1 private/key.txt")
+    assert call.verdict == "denied_by_permission"
+    assert call.decided_by == "the permissions.deny rule Read(./private/**) (.claude/settings.json)"
+
+
 def test_a_deny_rule_leaves_other_commands_alone(agent_session):
     call = attempt(agent_session, "Bash", command="echo fine")
     assert call.verdict == "allowed"
@@ -202,7 +209,7 @@ def test_command_hooks_and_rules_are_credited_with_their_decisions(project):
     (project.path / "private").mkdir()
     (project.path / "private" / "key.txt").write_text("k\n")
     result = project(config, DECISIONS, "-s")
-    outcomes(result, passed=8)
+    outcomes(result, passed=9)
     result.stdout.fnmatch_lines([
         "*EXPLAIN logs/pre_tool_use.json was written — 1 change(s) reached it:",
         # Hooks run in parallel: a change made while two ran names both.

@@ -187,9 +187,15 @@ def credit(calls: Iterable[ToolCall], runs: Sequence[HookRun], settings: Sequenc
 
 def _rules_for(call: ToolCall, settings: Sequence[SettingsFile]) -> list[str]:
     """The `permissions.deny` rules of `settings` that match the call (`Bash(curl:*)` a command starting `curl`,
-    `Read(./secrets/**)` a path under secrets/), else every deny rule for its tool; each with its file."""
-    mine = [(rule, f.file) for f in settings for rule in f.rules.get("deny", []) if _tool(rule) == call.name]
+    `Read(./secrets/**)` a path under secrets/); for a command no rule of its tool matches, the file rules (the CLI
+    applies `Read(...)` and `Edit(...)` to the files a command names, resolved: `cat .ENV` or a link to .env); else
+    every deny rule for its tool; each with its file."""
+    rules = [(rule, f.file) for f in settings for rule in f.rules.get("deny", [])]
+    mine = [(rule, file) for rule, file in rules if _tool(rule) == call.name]
     matching = [(rule, file) for rule, file in mine if _matches(rule, call.input)]
+    files = [(rule, file) for rule, file in rules if _tool(rule) in ("Read", "Edit", "Write")]
+    if not matching and isinstance(call.input.get("command"), str) and files:
+        matching = files
     return [f"{rule} ({file})" for rule, file in matching or mine]
 
 
