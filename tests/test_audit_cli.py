@@ -247,7 +247,12 @@ def test_the_module_of_a_repository_guarded_by_its_settings_runs_without_a_conft
     pinned = _pinned(run, pytester.path)
     assert _outcomes(pinned.stdout) == _outcomes(run.stdout), run.stdout[-2000:] + pinned.stdout[-3000:]
     assert _outcomes(run.stdout).get("failed") and _outcomes(run.stdout).get("passed")  # a hole and a hold
-    assert "def agent():\n" in (pytester.path / "controlplane-report" / "repo" / "test_audit_regression.py").read_text()
+    folder = pytester.path / "controlplane-report" / "repo"
+    assert "def agent():\n" in (folder / "test_audit_regression.py").read_text()
+    records = json.loads((folder / "audit.json").read_text())["records"]
+    # Only a hole names the hook that let it through; a hold is no hook's letting through.
+    assert all(r["seen_by"] for r in records if r["cell"] == "bypassed")
+    assert not [r["seen_by"] for r in records if r["cell"] != "bypassed" and r["seen_by"]]
 
 
 @pytest.mark.slow

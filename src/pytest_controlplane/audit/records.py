@@ -151,7 +151,7 @@ def of_item(
             warm=o.warm,
             location=(found[id(o)] or (location, ""))[0],
             layer=o.layer,
-            seen_by=(found[id(o)] or ("", ""))[1],
+            seen_by=(found[id(o)] or ("", ""))[1] if cell_of(o) == "bypassed" else "",  # it let a hole through
         )
         for o in outcomes
     ]
