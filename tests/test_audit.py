@@ -191,7 +191,9 @@ def test_a_directory_without_an_agent_fixture_stops_the_audit_with_the_fix(pytes
                                  "variants through the agent a conftest.py defines (or, for a repository whose control "
                                  "plane is its own .claude/settings.json, through the CLI with those settings). Define "
                                  "it in */conftest.py:",
-                                 "*def agent():*"])
+                                 "*def agent():*",
+                                 "*A repository whose control plane is its own .claude/settings.json needs only:*",
+                                 "*return ClaudeAgent.project_settings()*"])
 
 
 GUARD_SH = """#!/bin/sh
