@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install lint test demo mutate mutate-sample clean record-examples
+.PHONY: install lint test demo docs docs-serve mutate mutate-sample clean record-examples
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,13 @@ test: lint
 demo: $(STAMP)
 	$(BIN)/python -m pytest examples -q -n 2 --agent-mode=replay
 
+# The documentation site into site/ (the Reference pages are generated from the code); `make test` builds it too.
+docs: $(STAMP)
+	$(BIN)/python -m mkdocs build --strict
+
+docs-serve: $(STAMP)
+	$(BIN)/python -m mkdocs serve
+
 # Mutation testing of the oracles (slow: run by hand, not in CI); see "Development" in the README.
 mutate: $(STAMP)
 	$(BIN)/python -m pip install --quiet mutmut==3.8.1
@@ -41,7 +48,7 @@ mutate-sample: $(STAMP)
 	$(BIN)/python tools/mutation_sample.py --size $(or $(SIZE),500) --seed $(or $(SEED),2)
 
 clean:
-	rm -rf $(VENV) .pytest_cache mutants
+	rm -rf $(VENV) .pytest_cache mutants site
 
 # Re-record the example cassettes from their scripted models, served as a stand-in API (not Claude).
 record-examples: $(STAMP)
