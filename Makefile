@@ -16,7 +16,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 install: $(STAMP)
 
-# The walls between layers (README "Architecture"), lint, format and types of src/: `make test` runs these first.
+# The walls between layers (docs/explanation/architecture.md), lint, format and types of src/: `make test` runs these first.
 lint: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/ruff check src
@@ -36,7 +36,7 @@ docs: $(STAMP)
 docs-serve: $(STAMP)
 	$(BIN)/python -m mkdocs serve
 
-# Mutation testing of the oracles (slow: run by hand, not in CI); see "Development" in the README.
+# Mutation testing of the oracles (slow: run by hand, not in CI); see docs/explanation/development.md.
 mutate: $(STAMP)
 	$(BIN)/python -m pip install --quiet mutmut==3.8.1
 	$(BIN)/mutmut run --max-children 2 $(MUTANTS)
