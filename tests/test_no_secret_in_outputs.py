@@ -49,7 +49,7 @@ def test_no_output_of_an_audit_carries_a_secret_in_any_encoding(pytester):
     chosen = " or ".join(f"{route}:relative" for route in ROUTES)
     result = pytester.runpytest(
         "--agent-audit", "repo", "-o", "agent_audit_modes=bypassPermissions", "-o", "agent_audit_targets=read .env",
-        "-k", f"read-.env and ({chosen})", "-p", "no:randomly", "-rA",
+        "-k", f"read-.env and ({chosen})", "-p", "no:randomly", "-rA", "--tb=short",  # the tracebacks too
         f"--agent-report={out / 'reports'}", f"--agent-audit-json={out / 'audit.json'}",
         f"--agent-sarif={out / 'audit.sarif'}", f"--agent-summary-md={out / 'summary.md'}",
         f"--junitxml={out / 'junit.xml'}", f"--agent-audit-write={out / 'test_regression.py'}",

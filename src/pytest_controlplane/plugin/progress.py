@@ -61,9 +61,9 @@ class QuietAudit:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_report_teststatus(self, report: pytest.TestReport) -> Any:
-        """The item's category counts; no letter or word is written."""
+        """The item's category counts and its word stays (for -r's lines); no letter is written."""
         status = yield
-        return (status[0], "", "") if status else status
+        return (status[0], "", status[2]) if status else status
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.progress.total = len(session.items)
