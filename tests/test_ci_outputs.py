@@ -322,10 +322,11 @@ def test_the_documented_workflow_is_valid_and_does_what_the_readme_says():
     assert audit["strategy"]["matrix"]["shard"] == [1, 2, 3, 4]
     assert regression["strategy"]["matrix"]["group"] == [1, 2, 3, 4]
     runs = " ".join(step.get("run", "") for job in flow["jobs"].values() for step in job["steps"])
-    assert "--agent-audit-shard ${{ matrix.shard }}/4" in runs and "--agent-sarif" in runs
+    assert "controlplane audit tests/ -n 2 --shard ${{ matrix.shard }}/4 --out audit-${{ matrix.shard }}" in runs
+    assert "--agent-sarif" in runs
     assert "--splits 4 --group ${{ matrix.group }} --splitting-algorithm least_duration" in runs
     assert "[claude,audit]" in runs
-    assert "controlplane audit merge audit-*.json" in runs and '--summary-md "$GITHUB_STEP_SUMMARY"' in runs
+    assert "controlplane audit merge shards/audit-*/audit.json" in runs and '--summary-md "$GITHUB_STEP_SUMMARY"' in runs
     uses = [step.get("uses", "") for step in merge_job["steps"]]
     upload = next(step for step in merge_job["steps"] if step.get("uses", "").startswith("github/codeql-action/"
                                                                                            "upload-sarif@"))
@@ -334,10 +335,12 @@ def test_the_documented_workflow_is_valid_and_does_what_the_readme_says():
     assert any(u.startswith("actions/download-artifact@") for u in uses)
     assert "docs/ci-audit-shards.yml" in (ROOT / "README.md").read_text()
     # Every option the workflow passes is one its command has (the plugin's and pytest-split's; the merge's).
+    cli = [sys.executable, "-m", "pytest_controlplane.cli", "audit"]
     for program, helped in (("pytest", [sys.executable, "-m", "pytest", "--help"]),
-                            ("controlplane audit merge", [sys.executable, "-m", "pytest_controlplane.cli", "audit",
-                                                          "merge", "--help"])):
-        steps = [step for step in flow_runs(flow) if step.startswith(program + " ")]
+                            ("controlplane audit merge", [*cli, "merge", "--help"]),
+                            ("controlplane audit", [*cli, "--help"])):
+        steps = [step for step in flow_runs(flow) if step.startswith(program + " ")
+                 and not (program == "controlplane audit" and step.startswith("controlplane audit merge"))]
         given = {option for step in steps for option in re.findall(r"--[a-z-]+", step)}
         known = set(re.findall(r"--[a-z][a-z-]+", subprocess.run(helped, capture_output=True, text=True).stdout))
         assert given and given <= known, (program, given - known)
