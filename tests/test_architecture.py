@@ -44,13 +44,13 @@ def test_the_package_keeps_every_wall(tmp_path):
     ("cassette/store.py", "from pytest_controlplane.gateway import templating",
      "The cassettes never import the gateway (no cycle)"),
     ("history/check.py", "from pytest_controlplane import crash",
-     "The layers of the Architecture diagram (docs/explanation/architecture.md), top to bottom"),
+     "The layers of the Architecture diagram, top to bottom"),
     ("agents/world.py", "from pytest_controlplane import session",
-     "The layers of the Architecture diagram (docs/explanation/architecture.md), top to bottom"),
+     "The layers of the Architecture diagram, top to bottom"),
     ("plugin/ci.py", "from pytest_controlplane.plugin import audit",
      "The pytest wiring's modules import each other in no loop"),
     ("wire.py", "from pytest_controlplane.cassette import keys",
-     "The layers of the Architecture diagram (docs/explanation/architecture.md), top to bottom"),
+     "The layers of the Architecture diagram, top to bottom"),
 ])
 def test_crossing_a_wall_breaks_its_contract(tmp_path, module, line, contract):
     result = _lint_imports(tmp_path, module, line)
