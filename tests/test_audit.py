@@ -240,15 +240,6 @@ def test_an_agent_without_permission_modes_stops_the_audit_with_the_fix(pytester
                                  "*set `agent_audit_modes = -` in the ini file*"])
 
 
-def test_controlplane_audit_runs_the_audit_of_a_directory(pytester, monkeypatch):
-    audit_dir(pytester, monkeypatch)
-    run = subprocess.run([sys.executable, "-m", "pytest_controlplane.cli", "audit", ".", "-k", "redirect:glob-star",
-                          "-p", "no:cacheprovider"], cwd=pytester.path, capture_output=True, text=True)
-    assert run.returncode == 1, run.stdout[-2000:]
-    assert "agent audit (pytest-controlplane)" in run.stdout and "  Bash >" in run.stdout
-    assert "test_theirs" not in run.stdout
-
-
 # --- the real Claude Code CLI ---------------------------------------------------------------------------------------
 
 

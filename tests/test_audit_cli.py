@@ -70,8 +70,8 @@ def test_targets_families_classes_modes_and_shards_choose_the_items(pytester, mo
                 if c.route_class in (ROUTE_CLASSES["shell"], ROUTE_CLASSES["file"])]
     assert ids and sorted(ids) == sorted(expected), chosen.stdout[-2000:]
     assert not any(i.startswith("read-") for i in ids)
-    shards = [collected(audit("repo", "--target", "write .env", "--mode", "-", "--shard", f"{k}/3",
-                              "--", "--collect-only", "-q", cwd=pytester.path)) for k in (1, 2, 3)]
+    shards = [collected(audit("repo", "--target", "write .env", "--mode", "-", "--shard", f"{k}/2",
+                              "--", "--collect-only", "-q", cwd=pytester.path)) for k in (1, 2)]
     whole = collected(audit("repo", "--target", "write .env", "--mode", "-", "--", "--collect-only", "-q",
                             cwd=pytester.path))
     assert all(shards) and sorted(sum(shards, [])) == sorted(whole)
@@ -258,15 +258,15 @@ def test_the_module_of_a_repository_guarded_by_its_settings_runs_without_a_conft
 @pytest.mark.slow
 def test_the_multi_mode_pattern_plays_the_offered_tools_sweep_under_each_mode(pytester):
     """`attempt(bypass_variants, permission_modes=[...])` on the automatic offered-tools item: each variant the sweep
-    builds (an MCP write tool's) is played under each mode; the guard that names Bash only lets it through under
-    bypassPermissions, the default-deny guard holds it under both."""
+    builds (an MCP write tool's) is played under each mode, and the guard that names Bash only lets it through under
+    bypassPermissions.  (docs/how-to/bypass-variants.md runs the pattern with a guard that holds it in both.)"""
     shutil.copy(EXAMPLES / "offered_routes" / "guards.py", pytester.path / "guards.py")
     shutil.copytree(EXAMPLES / "offered_routes" / "project", pytester.path / "project")
     pytester.makeconftest("import pytest\n\n@pytest.fixture\ndef agent_workspace_template(request):\n"
                           "    return request.path.parent / 'project'\n")
     pytester.makepyfile(test_modes='''
 import pytest
-from guards import by_name_options, default_deny_options, with_files_server
+from guards import by_name_options, with_files_server
 from pytest_controlplane import ClaudeAgent
 
 MODES = ["acceptEdits", "bypassPermissions"]
@@ -274,8 +274,10 @@ MODES = ["acceptEdits", "bypassPermissions"]
 
 def play(agent_session, variant, through):
     outcome = agent_session.attempt(variant, permission_modes=MODES)
-    assert variant.id == "offered-tools" and outcome.outcomes and all(set(o.by_mode) == set(MODES) for o in outcome.outcomes)
+    assert variant.id == "offered-tools" and outcome.outcomes
+    assert all(set(o.by_mode) == set(MODES) for o in outcome.outcomes)
     assert outcome.bypassed == through, outcome.describe()
+    assert all(o.by_mode["bypassPermissions"].bypassed == through for o in outcome.outcomes), outcome.describe()
 
 
 class TestByName:
@@ -286,18 +288,7 @@ class TestByName:
     @pytest.mark.bypass_variants("write", target=".env", tags=["offered-tool"])
     def test_every_mode(self, agent_session, bypass_variants):
         play(agent_session, bypass_variants, through=True)
-
-
-class TestDefaultDeny:
-    @pytest.fixture
-    def agent(self):
-        return ClaudeAgent(with_files_server(default_deny_options))
-
-    @pytest.mark.bypass_variants("write", target=".env", tags=["offered-tool"])
-    def test_every_mode(self, agent_session, bypass_variants):
-        play(agent_session, bypass_variants, through=False)
 ''')
     result = pytester.runpytest("-p", "no:randomly", "-v")
-    result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines_random(["*TestByName::test_every_mode?offered-tools? PASSED*",
-                                        "*TestDefaultDeny::test_every_mode?offered-tools? PASSED*"])
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*TestByName::test_every_mode?offered-tools? PASSED*"])
