@@ -13,6 +13,7 @@ import inspect
 import json
 import os
 import shutil
+import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from .process import WORLD_ENV
 __tracebackhide__ = ours  # our errors show without our frames
 
 DUMMY_API_KEY = "sk-ant-controlplane-dummy-key"
+SHORT_TMP = 40  # the longest TMPDIR given as it is (the sandbox runtime adds its socket names to it)
 
 
 def check_takes_workspace(factory: object, adapter: str, returns: str) -> None:
@@ -100,6 +102,22 @@ class World:
     def tmp(self) -> Path:
         return self.root / "tmp"
 
+    def short_tmp(self) -> str:
+        """TMPDIR as the agent sees it: the world's tmp, or a short link to it when its path is too long for the unix
+        sockets made in it (108 bytes: the Claude Code sandbox's bridge sockets fail to be made, and the CLI then runs
+        the rest of its session unsandboxed)."""
+        if len(str(self.tmp)) <= SHORT_TMP:
+            return str(self.tmp)
+        links = Path(tempfile.gettempdir())
+        for dead in links.glob("cp-??????????"):  # the links of worlds gone (their tmp went with them)
+            if dead.is_symlink() and not dead.exists():
+                dead.unlink(missing_ok=True)
+        link = links / f"cp-{hashlib.sha256(str(self.root).encode()).hexdigest()[:10]}"
+        if os.path.realpath(link) != str(self.tmp):
+            link.unlink(missing_ok=True)
+            link.symlink_to(self.tmp, target_is_directory=True)
+        return str(link)
+
     @property
     def session_store_dir(self) -> Path:
         """Where a LoopAgent's SessionStore keeps its sessions (outside the workspace)."""
@@ -144,7 +162,7 @@ class World:
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                 "CLAUDE_CODE_MAX_RETRIES": "0",
                 "HOME": str(self.home),
-                "TMPDIR": str(self.tmp),
+                "TMPDIR": self.short_tmp(),
                 # The world is the sandbox: the Claude Code CLI refuses bypassPermissions as root (CI machines run as
                 # root) unless told so.  It changes nothing the CLI sends (measured on 2.1.332).
                 "IS_SANDBOX": "1",

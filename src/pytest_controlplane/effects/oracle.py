@@ -94,13 +94,24 @@ class Effects:
         config, tmp, sessions = absolute(world.config_dir), absolute(world.tmp), absolute(world.session_store_dir)
         recorder = absolute(world.root / "hooks")  # the hook recorder's log and listener address (settings_hooks)
 
+        home = absolute(world.home)
+        # The CLI's own places in HOME, which it (and its sandbox runtime) uses whatever CLAUDE_CONFIG_DIR says.
+        dot_claude = f"{home}/.claude"
+        # its caches, its sandbox runtime's configuration, and the npm log its start-up writes
+        caches = (f"{home}/.cache/claude", f"{home}/.cache/claude-cli-nodejs", f"{home}/.config/anthropic",
+                  f"{home}/.npm/_logs")  # fmt: skip
+
         def bookkeeping(path: str) -> bool:
-            if under(path, config):
-                first = path[len(config) :].lstrip("/").split("/", 1)[0]
-                return first not in _CONTROL_FILES
+            for own in (config, dot_claude):
+                if under(path, own):
+                    first = path[len(own) :].lstrip("/").split("/", 1)[0]
+                    return first not in _CONTROL_FILES  # its state; the rules it obeys are the agent's to leave alone
+            if path in (f"{home}/.cache", f"{home}/.config", f"{home}/.npm") or any(under(path, c) for c in caches):
+                return True
             if under(path, tmp) and path != tmp:
                 first = path[len(tmp) :].lstrip("/").split("/", 1)[0]
-                return first == "cc-socks" or first.startswith("claude-")  # the Claude Code CLI's sockets, task dirs
+                # the Claude Code CLI's sockets and task dirs; the sandbox runtime's (srt-mux-*.sock, ...)
+                return first == "cc-socks" or first.startswith(("claude-", "srt-"))
             return under(path, sessions) or under(path, recorder)  # a LoopAgent's session store; the hook log
 
         return cls(
