@@ -148,7 +148,8 @@ class ClaudeAgent:
             )
         # The user's env first, ours on top (it cannot point the agent elsewhere); the SDK merges this over
         # pytest's own environment, so whatever World.env withholds is blanked explicitly.
-        env = {**(options.env or {}), **world.env(base_url)}
+        sandboxed = isinstance(options.sandbox, dict) and bool(options.sandbox.get("enabled"))
+        env = {**(options.env or {}), **world.env(base_url, short_tmp=sandboxed)}
         env.update({k: "" for k in os.environ if k not in env})
         hooks = {
             event: [dataclasses.replace(m, hooks=[observer.wrap_hook(event, h) for h in m.hooks]) for m in matchers]
@@ -204,6 +205,8 @@ class ClaudeAgent:
             asyncio.run(asyncio.wait_for(consume(), timeout))
         except Exception as error:  # noqa: BLE001 - described below, raised by the session
             failure = error
+        finally:
+            world.release_short_tmp()  # the CLI is gone: nothing is left in /tmp
         return self.settled(outcome, observer, calls, failure, timeout)
 
     def settled(

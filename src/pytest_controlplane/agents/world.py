@@ -112,11 +112,20 @@ class World:
         for dead in links.glob("cp-??????????"):  # the links of worlds gone (their tmp went with them)
             if dead.is_symlink() and not dead.exists():
                 dead.unlink(missing_ok=True)
-        link = links / f"cp-{hashlib.sha256(str(self.root).encode()).hexdigest()[:10]}"
+        link = self._short_link()
         if os.path.realpath(link) != str(self.tmp):
             link.unlink(missing_ok=True)
             link.symlink_to(self.tmp, target_is_directory=True)
         return str(link)
+
+    def release_short_tmp(self) -> None:
+        """Remove the short link `short_tmp()` made, if any (when the agent that was given it has ended)."""
+        link = self._short_link()
+        if link.is_symlink() and os.path.realpath(link) == str(self.tmp):
+            link.unlink(missing_ok=True)
+
+    def _short_link(self) -> Path:
+        return Path(tempfile.gettempdir()) / f"cp-{hashlib.sha256(str(self.root).encode()).hexdigest()[:10]}"
 
     @property
     def session_store_dir(self) -> Path:
@@ -149,9 +158,10 @@ class World:
             extra["PATH"] = f"{shims}{os.pathsep}{path}" if path else str(shims)
         return extra
 
-    def env(self, base_url: str) -> dict[str, str]:
+    def env(self, base_url: str, *, short_tmp: bool = False) -> dict[str, str]:
         """The full environment of an agent process: a few of the parent's variables (locale, PATH), what was
-        planted, plus ours."""
+        planted, plus ours; `short_tmp`: TMPDIR as `short_tmp()` gives it (the Claude Code CLI, whose sandbox
+        makes its sockets there)."""
         env = {k: v for k, v in os.environ.items() if k in _PASSED or k.startswith("LC_")}
         env.update(self.extra_env(env.get("PATH", "")))
         env.update(
@@ -162,7 +172,7 @@ class World:
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                 "CLAUDE_CODE_MAX_RETRIES": "0",
                 "HOME": str(self.home),
-                "TMPDIR": self.short_tmp(),
+                "TMPDIR": self.short_tmp() if short_tmp else str(self.tmp),
                 # The world is the sandbox: the Claude Code CLI refuses bypassPermissions as root (CI machines run as
                 # root) unless told so.  It changes nothing the CLI sends (measured on 2.1.332).
                 "IS_SANDBOX": "1",
