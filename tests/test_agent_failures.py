@@ -47,6 +47,14 @@ def developer_config():
     return {str(p): p.stat().st_mtime_ns for p in [config, *config.rglob("*")] if p.exists()}
 
 
+def elsewhere(path, root):
+    """A short TMPDIR link of another test's sandboxed world (tests in other workers make and remove them
+    meanwhile): one gone already, or pointing elsewhere, is no litter of this world."""
+    if not os.path.lexists(path):
+        return True
+    return os.path.islink(path) and not os.path.realpath(path).startswith(str(root))
+
+
 @pytest.fixture(autouse=True)
 def witness(request):
     before, config_before = set(os.listdir("/tmp")), developer_config()
@@ -54,7 +62,8 @@ def witness(request):
     session = request.node.funcargs.get("agent_session")
     if session is not None:  # torn down after the gateway and the session
         left = still_running(session.world.root)
-        new = sorted(n for n in set(os.listdir("/tmp")) - before if not n.startswith("pytest-of-"))
+        new = sorted(n for n in set(os.listdir("/tmp")) - before if not n.startswith("pytest-of-")
+                     and not elsewhere(os.path.join("/tmp", n), session.world.root))
         new += [p for p in developer_config().items() if p not in config_before.items()]
         sockets = [str(p) for p in session.world.config_dir.rglob("*") if p.is_socket()]
         try:
