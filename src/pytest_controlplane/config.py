@@ -158,13 +158,20 @@ OPTIONS = (
         flag={"action": "append", "default": None, "metavar": "MODE"},
     ),
     Option(
+        "agent_audit_sandbox",
+        "audit under these OS sandbox levels (repeatable, or comma-separated): off, configured (as the agent is), "
+        "strict (what it is configured with, hardened: no dangerouslyDisableSandbox, no excludedCommands, no silent "
+        "fallback); wins over the ini option; default: the agent as it is, one column.",
+        flag={"action": "append", "default": None, "metavar": "LEVEL"},
+    ),
+    Option(
         "agent_audit_family",
         "audit only the targets of this family (repeatable): write, read, exec, escape.",
         flag={"action": "append", "default": None, "metavar": "FAMILY"},
     ),
     Option(
         "agent_audit_route",
-        "audit only this route class (repeatable): file, shell, command, subagent, poisoned, offered.",
+        "audit only this route class (repeatable): file, shell, command, subagent, poisoned, sandbox, offered.",
         flag={"action": "append", "default": None, "metavar": "CLASS"},
     ),
     Option(
@@ -190,6 +197,12 @@ OPTIONS = (
     Option(
         "agent_audit_modes",
         ini_help="the permission modes the audit tries (default: all the CLI accepts; '-': the agent as configured)",
+        ini_type="args",
+        ini_default=None,
+    ),
+    Option(
+        "agent_audit_sandboxes",
+        ini_help="the OS sandbox levels the audit tries: off, configured, strict (default: none, the agent as it is)",
         ini_type="args",
         ini_default=None,
     ),

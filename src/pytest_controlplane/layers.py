@@ -12,7 +12,8 @@ LAYERS, in the order a call meets them:
 - prompt   the CLI's approval prompt: it asked a person ("… needs approval", "can't be checked before it runs").  With
            nobody to answer the call is `asked`, not denied: in an interactive session a person may say yes, and
            `--agent-approval=allow` plays that person
-- sandbox  the OS sandbox the CLI runs commands in
+- sandbox  the OS sandbox the CLI runs commands in: a call that ran sandboxed (agents/sandbox.py) and that the OS
+           refused in its own words ("Read-only file system", "Permission denied"), whatever its exit code
 - none     nothing decided against it: the call ran, or its command ran and failed (what it did is the effects
            oracle's to judge)
 - unknown  cannot tell: the agent is seen from outside and nothing it logged says who refused
@@ -52,6 +53,8 @@ _ASKED = re.compile(
     r"|while in plan mode",
     re.S | re.M,
 )
+# The OS refusing a sandboxed call (bubblewrap: read-only binds outside the workspace, protected paths inside).
+OS_REFUSAL = re.compile(r"Read-only file system|Operation not permitted|Permission denied")
 _MODE = re.compile(r"running in don.t ask mode|Auto mode is unavailable")
 _RULE = re.compile(r"Permission to use \S+ .*has been denied|denied by your permission settings", re.S)
 
@@ -79,6 +82,8 @@ def assign(call: Any) -> None:
     elif call.verdict == "denied_by_permission":
         words = refusal(call.result) or ""
         call.layer = words if words in ("rule", "mode") else "guard" if call.permissions_consulted else "rule"
+    elif call.verdict in ("errored", "allowed") and call.sandboxed and OS_REFUSAL.search(call.result):
+        call.layer = "sandbox"
     elif call.verdict == "errored":
         if not call.observed:
             call.layer = "cli" if call.reached_decision is False else "unknown"

@@ -32,6 +32,9 @@ class ToolCall:
     ran_input: dict[str, Any] | None = None  # what ran instead of `input`, when a hook rewrote it (updatedInput)
     hook_runs: list[str] = field(default_factory=list)  # the PreToolUse command hooks that saw it, and their answers
     layer: str = ""  # who decided it: one of layers.LAYERS ("guard", "rule", "prompt", ...), set once the run ends
+    # Did a shell call run inside the OS sandbox (agents/sandbox.py)?  None: no sandbox was asked for, or cannot tell.
+    sandboxed: bool | None = None
+    sandbox_note: str = ""  # "sandboxed", or why not: "unsandboxed: dangerouslyDisableSandbox", ...
 
     def answered(self, content: Any, is_error: bool | None) -> None:
         """Take the tool_result the agent sent the model for this call: its text, and "errored" or "allowed"."""

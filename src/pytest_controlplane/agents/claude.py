@@ -23,10 +23,12 @@ from ..tool_call import ToolCall
 from .observer import Checkpoint, Observer, collect
 from .outcome import RunOutcome
 from .process import describe_exit, stderr_tail
+from .sandbox import configured, mark, strict
 from .world import World, check_takes_workspace
 
 # The permission modes the bundled Claude Code CLI accepts (`--permission-mode`).
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
+SANDBOX_LEVELS = ("off", "configured", "strict")  # the audit's sandbox axis (with_sandbox)
 # The answer at the CLI's approval prompt: nobody's (the call is `asked`), or a person's yes.
 APPROVALS = ("deny", "allow")
 
@@ -74,6 +76,7 @@ class ClaudeAgent:
     observes_control_plane = True  # its hooks and callbacks are wrapped: each tool call is seen as it happens
     save_points = False
     in_process = False
+    sandbox_level = "configured"  # or what with_sandbox set: "off", "strict"
     permission_modes = PERMISSION_MODES  # every mode the bundled CLI accepts
 
     def __init__(
@@ -116,7 +119,9 @@ class ClaudeAgent:
 
     def with_approval(self, approval: str) -> ClaudeAgent:
         """The same agent with another answer at the CLI's approval prompt ("deny" or "allow")."""
-        return ClaudeAgent(self.options_factory, timeout=self.timeout, approval=approval)
+        agent = ClaudeAgent(self.options_factory, timeout=self.timeout, approval=approval)
+        agent.sandbox_level = self.sandbox_level
+        return agent
 
     def with_permission_mode(self, mode: str) -> ClaudeAgent:
         """The same agent under another permission mode."""
@@ -126,7 +131,29 @@ class ClaudeAgent:
         def options(workspace: Path) -> Any:
             return dataclasses.replace(self.options_factory(workspace), permission_mode=mode)
 
-        return ClaudeAgent(options, timeout=self.timeout, approval=self.approval)
+        agent = ClaudeAgent(options, timeout=self.timeout, approval=self.approval)
+        agent.sandbox_level = self.sandbox_level
+        return agent
+
+    def with_sandbox(self, level: str) -> ClaudeAgent:
+        """The same agent with its OS sandbox `level`: "configured" (as it is), "off", or "strict" (the documented
+        hardening of what it is configured with: agents/sandbox.py `strict`)."""
+        if level not in SANDBOX_LEVELS:
+            raise ConfigError(f"Unknown sandbox level {level!r}; choose one of {', '.join(SANDBOX_LEVELS)}.")
+        if level == "configured":
+            return self
+
+        def options(workspace: Path) -> Any:
+            base = self.options_factory(workspace)
+            if level == "off":
+                return dataclasses.replace(base, sandbox={"enabled": False})
+            found = configured(base, workspace, workspace.parent, "")
+            return dataclasses.replace(base, sandbox=strict(found.settings))
+
+        options.__qualname__ = f"{getattr(self.options_factory, '__qualname__', 'options')}[sandbox={level}]"
+        agent = ClaudeAgent(options, timeout=self.timeout, approval=self.approval)
+        agent.sandbox_level = level
+        return agent
 
     def options_for(
         self,
@@ -148,8 +175,8 @@ class ClaudeAgent:
             )
         # The user's env first, ours on top (it cannot point the agent elsewhere); the SDK merges this over
         # pytest's own environment, so whatever World.env withholds is blanked explicitly.
-        sandboxed = isinstance(options.sandbox, dict) and bool(options.sandbox.get("enabled"))
-        env = {**(options.env or {}), **world.env(base_url, short_tmp=sandboxed)}
+        outcome.sandbox = configured(options, world.workspace, world.root, world.env(base_url).get("PATH", ""))
+        env = {**(options.env or {}), **world.env(base_url, short_tmp=outcome.sandbox.enabled)}
         env.update({k: "" for k in os.environ if k not in env})
         hooks = {
             event: [dataclasses.replace(m, hooks=[observer.wrap_hook(event, h) for h in m.hooks]) for m in matchers]
@@ -223,6 +250,7 @@ class ClaudeAgent:
         for call in calls.values():
             observer.settle(call)
         outcome.tool_calls = list(calls.values())
+        mark(outcome.tool_calls, outcome.sandbox)
         outcome.callback_errors = observer.errors
         if failure is not None:
             outcome.error = self._describe_failure(failure, outcome, timeout)

@@ -29,6 +29,7 @@ class RunOutcome:
     hook_runs: list[Any] = field(default_factory=list)  # the command hooks that ran (agents.hook_runs.HookRun)
     resumed: str | None = None  # the session this run continued (or forked), if any
     first_exchange: int = 0  # the index of its first model exchange in the gateway's list
+    sandbox: Any = None  # the OS sandbox its settings asked for (agents.sandbox.Sandbox), for a Claude agent
 
 
 def calls_seen_by_model(exchanges: list[Any]) -> list[ToolCall]:

@@ -329,6 +329,13 @@ class WarmAgent:
     def with_permission_mode(self, mode: str) -> WarmAgent:
         return WarmAgent(self.cold.with_permission_mode(mode), self.pool)
 
+    def with_sandbox(self, level: str) -> WarmAgent:
+        return WarmAgent(self.cold.with_sandbox(level), self.pool)  # another pool's key: its runs go cold
+
+    @property
+    def sandbox_level(self) -> str:
+        return str(self.cold.sandbox_level)
+
     @property
     def approval(self) -> str:
         return str(self.cold.approval)

@@ -12,7 +12,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..agents.claude import PERMISSION_MODES
+from ..agents.claude import PERMISSION_MODES, SANDBOX_LEVELS
 from ..bypass.variant import FAMILIES
 from .plan import AS_CONFIGURED, ROUTE_CLASSES
 
@@ -68,6 +68,10 @@ def parser() -> argparse.ArgumentParser:
         "--route", action="append", choices=tuple(ROUTE_CLASSES), metavar="CLASS",
         help=f"repeatable: {', '.join(ROUTE_CLASSES)}",
     )  # fmt: skip
+    what.add_argument(
+        "--sandbox", action="append", metavar="LEVEL",
+        help=f"repeatable or a,b: {', '.join(SANDBOX_LEVELS)} (the OS sandbox off, as configured, hardened)",
+    )  # fmt: skip
     what.add_argument("--shard", metavar="K/N", help="play shard K of N (join them: controlplane audit merge)")
     run = p.add_argument_group("how it runs")
     run.add_argument(
@@ -112,6 +116,7 @@ def pytest_args(argv: Sequence[str], cwd: Path) -> list[str]:
         ("--agent-audit-family", args.family),
         ("--agent-audit-mode", [m for value in args.mode or [] for m in value.split(",") if m.strip()]),
         ("--agent-audit-route", args.route),
+        ("--agent-audit-sandbox", [v for value in args.sandbox or [] for v in value.split(",") if v.strip()]),
     ):
         for value in values or []:
             command += [flag, value.strip()]

@@ -32,6 +32,7 @@ MODE_LETTERS = {
     "auto": "u",
     "-": "*",
 }
+SANDBOX_LETTERS = {"off": "o", "configured": "c", "strict": "s"}  # after the mode's, on the sandbox axis
 Row = tuple[str, str]  # (route class, route)
 Column = tuple[str, str]  # (family, mode)
 
@@ -55,8 +56,15 @@ class Matrix:
 
     @property
     def modes(self) -> list[str]:
-        present = {r.mode for r in self.records}
-        return [m for m in (*PERMISSION_MODES, "-") if m in present]
+        """The columns of each family: modes (`mode@level` on the sandbox axis), in the CLI's order."""
+        order = (*PERMISSION_MODES, "-")
+        levels = tuple(SANDBOX_LETTERS)
+
+        def place(column: str) -> tuple[int, int]:
+            mode, _, level = column.partition("@")
+            return (levels.index(level) + 1 if level in levels else 0, order.index(mode) if mode in order else 99)
+
+        return sorted({r.mode for r in self.records}, key=place)
 
     @property
     def columns(self) -> list[Column]:
@@ -109,21 +117,23 @@ class Matrix:
         if not self.records:
             return ["no audit item ran"]
         modes = self.modes
+        marks = {m: letter(m) for m in modes}
+        size = max(len(mark) for mark in marks.values())
         width = max(len(row[1]) for row in self.cells) + 4
-        spans = {f: max(2 * len(modes) - 1, len(f)) for f in self.families}
+        spans = {f: max((size + 1) * len(modes) - 1, len(f)) for f in self.families}
         head = " " * width + "  ".join(f.ljust(spans[f]) for f in self.families)
-        letters = " " * width + "  ".join(" ".join(MODE_LETTERS[m] for m in modes).ljust(spans[f]) for f in spans)
+        letters = " " * width + "  ".join(" ".join(marks[m].ljust(size) for m in modes).ljust(spans[f]) for f in spans)
         lines = [head.rstrip(), letters.rstrip()]
         for name, rows in self.rows():
             lines.append(name)
             for row in rows:
                 cells = "  ".join(
-                    " ".join(SYMBOLS.get(self.cell(row, (f, m)) or "", " ") for m in modes).ljust(spans[f])
+                    " ".join(SYMBOLS.get(self.cell(row, (f, m)) or "", " ").ljust(size) for m in modes).ljust(spans[f])
                     for f in self.families
                 )
                 lines.append(f"  {row[1]}".ljust(width) + cells.rstrip())
         lines.append("")
-        lines.append("modes: " + ", ".join(f"{MODE_LETTERS[m]} {m if m != '-' else 'as configured'}" for m in modes))
+        lines.append("modes: " + ", ".join(f"{marks[m]} {describe(m)}" for m in modes))
         lines.append("cells: " + ", ".join(f"{symbol} {cell}" for cell, symbol in SYMBOLS.items()))
         for family, counts in self.totals().items():
             lines.append(
@@ -131,3 +141,15 @@ class Matrix:
             )
         lines.append("who held: " + self.headline())
         return lines
+
+
+def letter(column: str) -> str:
+    """A column's letters: the mode's ("b"), and on the sandbox axis the level's after it ("bs")."""
+    mode, _, level = column.partition("@")
+    return MODE_LETTERS.get(mode, "?") + SANDBOX_LETTERS.get(level, "")
+
+
+def describe(column: str) -> str:
+    """A column in words: "bypassPermissions", "as configured, sandbox strict"."""
+    mode, _, level = column.partition("@")
+    return ("as configured" if mode == "-" else mode) + (f", sandbox {level}" if level else "")

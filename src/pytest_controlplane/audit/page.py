@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .matrix import MODE_LETTERS, SYMBOLS, Matrix
+from .matrix import SYMBOLS, Matrix, describe, letter
 from .records import CELLS, Record
 
 _STYLE = """
@@ -73,7 +73,7 @@ def _table(matrix: Matrix, page: Path) -> str:
         + "".join(f"<th class=family colspan={len(modes)}>{_e(f)}</th>" for f in matrix.families)
         + "</tr><tr>"
         + "".join(
-            f"<th{' class=family' if i == 0 else ''} title='{_e(m)}'>{MODE_LETTERS[m]}</th>"
+            f"<th{' class=family' if i == 0 else ''} title='{_e(m)}'>{letter(m)}</th>"
             for _ in matrix.families
             for i, m in enumerate(modes)
         )
@@ -86,7 +86,7 @@ def _table(matrix: Matrix, page: Path) -> str:
         for row in rows:
             cells = "".join(_cell(matrix, row, column, page, first=column[1] == modes[0]) for column in matrix.columns)
             body.append(f"<tr><td class=route>{_e(row[1])}</td>{cells}</tr>")
-    legend = ", ".join(f"{MODE_LETTERS[m]} {m}" for m in modes)
+    legend = ", ".join(f"{letter(m)} {describe(m)}" for m in modes)
     return f"<h2>The matrix</h2><p class=meta>modes: {_e(legend)}</p><table>{head}{''.join(body)}</table>"
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..agents.claude import PERMISSION_MODES
+from ..agents.claude import PERMISSION_MODES, SANDBOX_LEVELS
 from ..bypass.corpus import corpus, default_target
 from ..bypass.judge import VariantNotApplicable
 from ..bypass.sweep import OfferedRoutes, probe, tool_variants
@@ -39,6 +39,7 @@ ROUTE_CLASSES = {
     "command": "other tools that run a command",
     "subagent": "inside a subagent",
     "poisoned": "a poisoned repository",
+    "sandbox": "the OS sandbox's known escapes",
     "offered": "tools the agent offers beyond the corpus",
 }
 PROMPT = "Do as instructed."
@@ -58,10 +59,18 @@ class AuditCase:
     form: str = "-"
     route_class: str = "tools the agent offers beyond the corpus"
     reference: str = ""
+    sandbox: str = ""  # the OS sandbox level (SANDBOX_LEVELS), on the sandbox axis; "": the agent as it is
 
     @property
     def id(self) -> str:
-        return f"{self.family}-{self.target}-{self.variant}-{self.mode}"
+        return f"{self.family}-{self.target}-{self.variant}-{self.mode}" + (
+            f"-sandbox-{self.sandbox}" * bool(self.sandbox)
+        )
+
+    @property
+    def column(self) -> str:
+        """The matrix column (and the regression module's `mode`): the mode, with the sandbox level after an @."""
+        return self.mode + (f"@{self.sandbox}" if self.sandbox else "")
 
     def __str__(self) -> str:
         return self.id
@@ -97,8 +106,19 @@ def parse_modes(values: Iterable[str], origin: str = "agent_audit_modes") -> lis
     return modes
 
 
+def parse_sandboxes(values: Iterable[str], origin: str = "agent_audit_sandboxes") -> list[str]:
+    """OS sandbox levels, checked ([""]: no sandbox axis, the agent as it is)."""
+    levels = [str(v).strip() for v in values if str(v).strip()]
+    unknown = [level for level in levels if level not in SANDBOX_LEVELS]
+    if unknown:
+        raise ConfigError(f"{origin}: {', '.join(map(repr, unknown))}; give some of {', '.join(SANDBOX_LEVELS)}.")
+    return levels or [""]
+
+
 def route_class(variant: Variant) -> str:
     """The row group of a variant's route in the matrix."""
+    if "sandbox" in variant.tags:
+        return ROUTE_CLASSES["sandbox"]
     if "poisoned" in variant.tags:
         return "a poisoned repository"
     if variant.via:
@@ -112,9 +132,12 @@ def route_class(variant: Variant) -> str:
     return "file tools"
 
 
-def cases(targets: Sequence[tuple[str, str]], modes: Sequence[str]) -> list[AuditCase]:
-    """Every curated variant of every target, then its `offered-tools` sweep, under every mode."""
+def cases(
+    targets: Sequence[tuple[str, str]], modes: Sequence[str], sandboxes: Sequence[str] = ("",)
+) -> list[AuditCase]:
+    """Every curated variant of every target, then its `offered-tools` sweep, under every mode and sandbox level."""
     found = []
+    axes = [(mode, sandbox) for sandbox in sandboxes for mode in modes]
     for family, target in targets:
         for variant in corpus(family, target):
             found += [
@@ -127,10 +150,11 @@ def cases(targets: Sequence[tuple[str, str]], modes: Sequence[str]) -> list[Audi
                     variant.form,
                     route_class(variant),
                     variant.reference,
+                    sandbox,
                 )
-                for mode in modes
+                for mode, sandbox in axes
             ]
-        found += [AuditCase(family, target, SWEEP, mode) for mode in modes]
+        found += [AuditCase(family, target, SWEEP, mode, sandbox=sandbox) for mode, sandbox in axes]
     return found
 
 
@@ -169,10 +193,18 @@ def _plainness(case: AuditCase) -> tuple[bool, bool]:
 
 def attempt_case(session: Any, family: str, target: str, variant: str, mode: str = AS_CONFIGURED) -> Any:
     """Play one audit case through `session` (the `agent_session` fixture): the write target planted when the
-    workspace lacks it, the agent switched to `mode`, the variant (or the offered-tools sweep, or one variant the
-    sweep builds) attempted.  Returns its BypassOutcome (or SweepOutcome): `.assert_held()` passes, fails or skips as
-    the audit's item did."""
+    workspace lacks it, the agent switched to `mode` (`mode@level`: and its OS sandbox to that level), the variant
+    (or the offered-tools sweep, or one variant the sweep builds) attempted.  Returns its BypassOutcome (or
+    SweepOutcome): `.assert_held()` passes, fails or skips as the audit's item did."""
     target = default_target(family, target)
+    mode, _, sandbox = mode.partition("@")
+    if sandbox and getattr(session.agent, "sandbox_level", "configured") != sandbox:
+        if not hasattr(session.agent, "with_sandbox"):
+            raise ConfigError(
+                f"{type(session.agent).__name__} has no OS sandbox to set to {sandbox!r}.",
+                hint="Audit it without the sandbox axis (leave --agent-audit-sandbox and agent_audit_sandboxes unset).",
+            )
+        session.agent = session.agent.with_sandbox(sandbox)
     if family == "write":
         planted = session.workspace / target_file(target)
         if not planted.exists():

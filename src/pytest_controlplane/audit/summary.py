@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .matrix import MODE_LETTERS, SYMBOLS, Matrix
+from .matrix import SYMBOLS, Matrix, describe, letter
 from .records import CELLS, Record
 
 MAX_BYTES = 60_000  # GitHub shows at most 1 MiB of a step's summary; a few screens is what a reader takes in
@@ -28,14 +28,13 @@ def markdown(records: Iterable[Record], *, meta: dict[str, Any]) -> str:
     lines += ["| family | " + " | ".join(CELLS) + " |", "|---|" + "---|" * len(CELLS)]
     lines += [f"| {family} | " + " | ".join(str(counts[c]) for c in CELLS) + " |" for family, counts in totals.items()]
     columns = matrix.columns
-    lines += ["", "| route | " + " | ".join(f"{family} {MODE_LETTERS.get(mode, mode)}" for family, mode in columns)
+    lines += ["", "| route | " + " | ".join(f"{family} {letter(mode)}" for family, mode in columns)
               + " |", "|---|" + "---|" * len(columns)]  # fmt: skip
     for group, rows in matrix.rows():
         for row in rows:
             cells = [SYMBOLS.get(matrix.cell(row, column) or "", " ") for column in columns]
             lines.append(f"| {_cell_text(row[1])} <sub>{_cell_text(group)}</sub> | " + " | ".join(cells) + " |")
-    lines += ["", "modes: " + ", ".join(f"{letter} {mode}" for mode, letter in MODE_LETTERS.items()
-                                        if mode in matrix.modes), ""]  # fmt: skip
+    lines += ["", "modes: " + ", ".join(f"{letter(mode)} {describe(mode)}" for mode in matrix.modes), ""]
     lines += ["cells: " + ", ".join(f"{SYMBOLS[c]} {c}" for c in CELLS), ""]
     if holes:
         lines += ["### Holes", ""]

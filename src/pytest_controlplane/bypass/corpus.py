@@ -27,6 +27,7 @@ from .forms import ESCAPE_FORMS, PATH_FORMS, Form
 from .multistep import retry_variants, staged_variants
 from .poisoned import poisoned_variants
 from .routes import ESCAPE_ROUTES, READ_ROUTES, SCRIPT_ROUTES, SHELL_TOOLS, WRITE_ROUTES, Route, command_routes
+from .sandbox_routes import sandbox_variants
 from .variant import FAMILIES, Variant, target_file
 
 DEPTHS = ("curated", "full")
@@ -131,7 +132,7 @@ def corpus(
             and not v.tags & {"subagent", "other-shell"}
             or v.form == BASE_FORM[kind]
             and _base_route(v) in AROUND_ROUTES[kind]
-            or v.tags & {"poisoned", "staged", "retry"}
+            or v.tags & {"poisoned", "staged", "retry", "sandbox"}
         ]
     else:
         chosen = [
@@ -224,6 +225,7 @@ def _family_variants(family: str, target: str) -> tuple[Variant, ...]:
     return (
         *_around(variants),
         *poisoned_variants(family, target),
+        *sandbox_variants(family),
         *staged_variants(family, target),
         *retry_variants(retried),
     )

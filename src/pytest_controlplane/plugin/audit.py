@@ -106,7 +106,7 @@ def test_audit(agent_session: Any, agent_audit_case: Any) -> None:
 
     case = agent_audit_case
     try:
-        outcome = attempt_case(agent_session, case.family, case.target, case.variant, case.mode)
+        outcome = attempt_case(agent_session, case.family, case.target, case.variant, case.column)
     except ConfigError as error:  # the same for every item: stop the audit with the fix
         pytest.exit(f"--agent-audit: {type(error).__name__}: {error}", returncode=pytest.ExitCode.USAGE_ERROR)
     outcome.assert_held()

@@ -33,7 +33,7 @@ def audit_cases(config: pytest.Config) -> list[Any]:
             lines, origin = _targets(config)
             values, mode_origin = _modes(config)
             config.stash[_CASES] = select(
-                cases(parse_targets(lines, origin), parse_modes(values, mode_origin)),
+                cases(parse_targets(lines, origin), parse_modes(values, mode_origin), _sandboxes(config)),
                 families=config.getoption("agent_audit_family") or (),
                 routes=config.getoption("agent_audit_route") or (),
                 quick=config.getoption("agent_audit_quick"),
@@ -49,7 +49,7 @@ def full_cases(config: pytest.Config) -> list[Any]:
 
     lines, origin = _targets(config)
     return select(
-        cases(parse_targets(lines, origin), parse_modes(*_configured_modes(config))),
+        cases(parse_targets(lines, origin), parse_modes(*_configured_modes(config)), _sandboxes(config)),
         families=config.getoption("agent_audit_family") or (),
         routes=config.getoption("agent_audit_route") or (),
     )
@@ -113,6 +113,16 @@ def _configured_modes(config: pytest.Config) -> tuple[list[str], str]:
         return list(hooked), "pytest_agent_audit_modes"
     ini = config.getini("agent_audit_modes")
     return (list(ini), "agent_audit_modes") if ini else (list(DEFAULT_MODES), "the defaults")
+
+
+def _sandboxes(config: pytest.Config) -> list[str]:
+    """The sandbox axis: --agent-audit-sandbox > the ini option > none ([""]: the agent as it is)."""
+    from ..audit.plan import parse_sandboxes
+
+    given = [v.strip() for value in config.getoption("agent_audit_sandbox") or [] for v in value.split(",")]
+    if any(given):
+        return parse_sandboxes(given, "--agent-audit-sandbox")
+    return parse_sandboxes(config.getini("agent_audit_sandboxes") or [])
 
 
 def out_dir(config: pytest.Config) -> Path:

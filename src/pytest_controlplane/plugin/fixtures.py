@@ -194,6 +194,21 @@ def agent_workspace_template() -> Path | None:
     return None
 
 
+def _as_asked(request: pytest.FixtureRequest, agent: Any) -> Any:
+    """`agent` with the approval the run asks for (--agent-approval) and an audit item's OS sandbox level (set before
+    its warm pool is chosen: a pool is one sandbox's)."""
+    config = request.config
+    approval = config.getoption("agent_approval") or config.getini("agent_approval")
+    if approval and hasattr(agent, "with_approval"):  # else the agent's own (ClaudeAgent(approval=...), "deny")
+        agent = agent.with_approval(approval)
+    callspec = getattr(request.node, "callspec", None)
+    case = callspec.params.get("agent_audit_case") if callspec else None
+    level = getattr(case, "sandbox", "")
+    if level and hasattr(agent, "with_sandbox"):  # else attempt_case says the agent has no sandbox
+        agent = agent.with_sandbox(level)
+    return agent
+
+
 @pytest.fixture
 def agent_session(
     request: pytest.FixtureRequest,
@@ -215,9 +230,7 @@ def agent_session(
         run = _settings(request)
         template = run.workspace_template or agent_workspace_template
         policy = config.getoption("agent_inconclusive") or config.getini("agent_inconclusive") or "fail"
-        approval = config.getoption("agent_approval") or config.getini("agent_approval")
-        if approval and hasattr(agent, "with_approval"):  # else the agent's own (ClaudeAgent(approval=...), "deny")
-            agent = agent.with_approval(approval)
+        agent = _as_asked(request, agent)
         pool = warm_pool(request, agent, template)
         if pool is not None:
             session = AgentSession.create_warm(

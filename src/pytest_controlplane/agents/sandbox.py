@@ -1,0 +1,179 @@
+"""The Claude Code sandbox as a run applies it: what the settings ask for, whether it can run here, and for each Bash
+call whether it really ran sandboxed.
+
+Claude Code runs Bash commands under bubblewrap on Linux when `sandbox.enabled` is set in any settings source; the
+sources merge, the later over the earlier: the user's settings, the project's `.claude/settings.json`, its
+`.claude/settings.local.json`, then `--settings` (where `ClaudeAgentOptions(settings=..., sandbox=...)` go; the SDK
+puts `sandbox` there).  Measured on CLI 2.1.332:
+
+- without `bwrap` or `socat` on PATH the CLI runs every command unsandboxed and says nothing, to the model or in its
+  debug log (unless `sandbox.failIfUnavailable` makes it refuse to start);
+- when the sandbox cannot start it answers one call "Sandbox is enabled but failed to initialize …" and runs the rest
+  of the session unsandboxed;
+- `dangerouslyDisableSandbox: true` runs the command unsandboxed, unless `allowUnsandboxedCommands: false`: then it
+  runs sandboxed all the same;
+- an `excludedCommands` entry (`git:*`, `cp *`, `touch`) unsandboxes a command that is that simple command alone:
+  chained (`true && touch ../x`, `touch ../x && echo`), redirected, or with parentheses or `$` anywhere (even
+  quoted: `python3 -c "open(...)"`), it stays sandboxed;
+- a refused write answers in the OS's words: "Read-only file system" (outside the workspace), "Permission denied"
+  (the paths the sandbox protects inside it, such as `.claude/settings*.json`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..layers import OS_REFUSAL, refusal
+from ..tool_call import ToolCall
+
+# The settings files of a world that may hold `sandbox`, by setting source, the earlier under the later.
+_FILES = (
+    ("user", "config/settings.json"),
+    ("project", ".claude/settings.json"),
+    ("local", ".claude/settings.local.json"),
+)
+FAILED_TO_START = re.compile(r"Sandbox is enabled but failed to initialize[^\n]*")
+# What makes a command more than one simple command, for excludedCommands (measured: `python3 w.py` and `touch "x"`
+# are excluded, `python3 -c "open(...)"`, `sh -c 'echo > x'` and `true && touch x` are not).
+_COMPOUND = re.compile(r"[;&|<>()`$\n]")
+
+
+@dataclass
+class Sandbox:
+    """The sandbox a run's settings ask for, merged from every source, and what keeps it from running here."""
+
+    settings: dict[str, Any] = field(default_factory=dict)
+    sources: list[str] = field(default_factory=list)  # where `sandbox` was set, in the merge order
+    missing: list[str] = field(default_factory=list)  # "bubblewrap (bwrap)", "socat": not on the agent's PATH
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.settings.get("enabled"))
+
+    @property
+    def unavailable(self) -> str:
+        """Why the sandbox asked for cannot run here, in one line ("" when it can, or was not asked for)."""
+        if not self.enabled or not self.missing:
+            return ""
+        refuses = self.settings.get("failIfUnavailable")
+        return (
+            f"the sandbox is enabled ({', '.join(self.sources)}) but cannot run here: {' and '.join(self.missing)} "
+            f"not on PATH; " + (
+                "with sandbox.failIfUnavailable the CLI refuses to start"
+                if refuses
+                else "the CLI then runs every Bash command unsandboxed, and says nothing (apt-get install bubblewrap "
+                "socat; sandbox.failIfUnavailable: true makes it refuse to start instead)"
+            )
+        )  # fmt: skip
+
+
+def configured(options: Any, workspace: Path, root: Path, path: str) -> Sandbox:
+    """The sandbox of a ClaudeAgentOptions run in the world at `root` (its workspace `workspace`; `path`: the agent's
+    PATH): the settings sources the options load (`setting_sources`; all of them when unset), then `settings=` and
+    `sandbox=`."""
+    sources = options.setting_sources
+    found = Sandbox()
+    for source, name in _FILES:
+        if sources is not None and source not in sources:
+            continue
+        place = root / name if source == "user" else workspace / name
+        _merge(found, _read(place), f"{source} {name.split('/', 1)[-1] if source == 'user' else name}")
+    flag = options.settings
+    if isinstance(flag, str) and flag.strip():
+        text = flag if flag.lstrip().startswith("{") else _text(workspace / flag)
+        _merge(found, _sandbox_of(text), "ClaudeAgentOptions(settings=...)")
+    if isinstance(options.sandbox, dict):
+        _merge(found, options.sandbox, "ClaudeAgentOptions(sandbox=...)")
+    found.missing = [name for name, program in (("bubblewrap (bwrap)", "bwrap"), ("socat", "socat"))
+                     if shutil.which(program, path=path) is None]  # fmt: skip
+    return found
+
+
+def strict(settings: dict[str, Any]) -> dict[str, Any]:
+    """`settings` with the documented hardening: on, no way to run a command unsandboxed, nothing excluded, and no
+    silent fallback when it cannot run."""
+    return {
+        **settings,
+        "enabled": True,
+        "allowUnsandboxedCommands": False,
+        "excludedCommands": [],
+        "failIfUnavailable": True,
+    }
+
+
+def mark(calls: Iterable[ToolCall], sandbox: Sandbox | None) -> None:
+    """Each Bash call's `sandboxed` (and `sandbox_note`, why not) under `sandbox`, in the order the calls ran."""
+    if sandbox is None or not sandbox.enabled:
+        return
+    failed = ""
+    allow_unsandboxed = sandbox.settings.get("allowUnsandboxedCommands", True) is not False
+    for call in calls:
+        if call.name != "Bash" or call.verdict not in ("allowed", "errored") or refusal(call.result):
+            continue  # it never ran: refused, asked, or stopped before a shell started
+        started = FAILED_TO_START.search(call.result)
+        if started and not failed:
+            failed = started.group(0)
+        command = str(call.effective_input.get("command", "")).strip()
+        excluded = _excluded(command, sandbox.settings.get("excludedCommands") or [])
+        if sandbox.missing:
+            call.sandboxed, call.sandbox_note = False, f"unsandboxed: {' and '.join(sandbox.missing)} not on PATH"
+        elif failed:
+            call.sandboxed, call.sandbox_note = False, f"unsandboxed: the CLI said {failed.rstrip('.')}"
+        elif call.effective_input.get("dangerouslyDisableSandbox") is True and allow_unsandboxed:
+            call.sandboxed, call.sandbox_note = False, "unsandboxed: dangerouslyDisableSandbox"
+        elif excluded:
+            call.sandboxed, call.sandbox_note = False, f"unsandboxed: excludedCommands {excluded!r}"
+        else:
+            call.sandboxed, call.sandbox_note = True, "sandboxed"
+
+
+def refused_by_sandbox(call: ToolCall) -> str:
+    """The OS's words refusing a sandboxed call ("" when it ran unsandboxed or nothing was refused)."""
+    found = OS_REFUSAL.search(call.result) if call.sandboxed else None
+    return found.group(0) if found else ""
+
+
+def _excluded(command: str, patterns: list[Any]) -> str:
+    """The `excludedCommands` entry that unsandboxes `command` ("" when none does, or it is not one simple command)."""
+    if _COMPOUND.search(command):
+        return ""
+    for pattern in map(str, patterns):
+        if pattern.endswith(":*"):
+            prefix = pattern[:-2]
+            if command == prefix or command.startswith(prefix + " "):
+                return pattern
+        elif fnmatch.fnmatchcase(command, pattern):
+            return pattern
+    return ""
+
+
+def _merge(found: Sandbox, settings: Any, source: str) -> None:
+    if isinstance(settings, dict) and settings:
+        found.settings = {**found.settings, **settings}
+        found.sources.append(source)
+
+
+def _read(path: Path) -> Any:
+    return _sandbox_of(_text(path))
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except (OSError, ValueError):
+        return ""
+
+
+def _sandbox_of(text: str) -> Any:
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return None
+    return data.get("sandbox") if isinstance(data, dict) else None
