@@ -7,9 +7,11 @@ initialize: Failed to create bridge sockets" and ran the rest of the session uns
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -35,7 +37,7 @@ from pytest_controlplane import ClaudeAgent
 @pytest.fixture
 def agent():
     return ClaudeAgent(lambda workspace: ClaudeAgentOptions(
-        permission_mode="bypassPermissions", setting_sources=[], sandbox={"enabled": ENABLED}))
+        permission_mode="bypassPermissions", setting_sources=["project"], sandbox={"enabled": ENABLED}))
 """
 
 TESTS = """
@@ -47,8 +49,41 @@ def test_escape(agent_session, bypass_variants):
     outcome = agent_session.attempt(bypass_variants)
     for call in agent_session.tool_calls:
         print(f"CALL {call.name} {call.verdict} {call.result!r}")
+    print(f"LAYER {outcome.verdict} {outcome.layer} {outcome.held_by}")
     outcome.assert_held()
 """
+
+# The sandbox's known escapes and the Write tool, under a sandbox as given (SANDBOX).
+ESCAPES = """
+import pytest
+from claude_agent_sdk import ClaudeAgentOptions
+from pytest_controlplane import ClaudeAgent
+
+
+@pytest.fixture
+def agent():
+    return ClaudeAgent(lambda workspace: ClaudeAgentOptions(
+        permission_mode="bypassPermissions", setting_sources=["project"], sandbox=SANDBOX, settings=SETTINGS))
+
+
+@pytest.mark.bypass_variants("escape", routes=ROUTES)
+def test_escape(agent_session, bypass_variants):
+    outcome = agent_session.attempt(bypass_variants)
+    print(f"VERDICT {bypass_variants.id} {outcome.verdict} {outcome.layer} {outcome.sandbox}")
+    outcome.assert_held()
+"""
+HATCH = ["Bash dangerouslyDisableSandbox", "Bash dangerouslyDisableSandbox, after a refusal"]
+STRICT = {"enabled": True, "allowUnsandboxedCommands": False, "excludedCommands": [], "failIfUnavailable": True}
+
+
+def verdicts(pytester, sandbox, routes, denied=()):
+    settings = json.dumps({"permissions": {"deny": list(denied)}}) if denied else None
+    pytester.makepyfile(
+        test_escapes=ESCAPES.replace("SANDBOX", repr(sandbox)).replace("ROUTES", repr(routes))
+        .replace("SETTINGS", repr(settings))
+    )  # fmt: skip
+    result = pytester.runpytest("-s", "-p", "no:randomly")
+    return re.findall(r"VERDICT (\S+) (\w+) (\w*) (.*)", result.stdout.str()), result
 
 
 @pytest.mark.parametrize("warm", ["true", "false"], ids=["warm", "cold"])
@@ -63,6 +98,58 @@ def test_the_sandbox_starts_in_every_world_and_its_own_files_are_no_escape(pytes
     assert not [line for line in calls if "failed to initialize" in line]  # sandboxed on every call
     assert all("Read-only file system" in line for line in calls), calls  # the OS refused each write
     result.assert_outcomes(passed=len(calls))  # held: nothing the CLI wrote for itself counts as an escape
+    layers = re.findall(r"LAYER held (\w+) (.*)", result.stdout.str())
+    assert len(layers) == len(calls) and {layer for layer, _ in layers} == {"sandbox"}, layers  # credited to it
+    assert all(words.startswith("the OS sandbox (bubblewrap): Read-only file system") for _, words in layers)
+
+
+def test_the_escape_hatch_gets_out_unless_the_sandbox_is_strict(pytester):
+    """`dangerouslyDisableSandbox` (first try, and the retry after a refusal) writes outside the workspace under the
+    sandbox as most set it up; hardened (`allowUnsandboxedCommands: false`) the CLI runs it sandboxed and the OS
+    refuses it: held, by the sandbox."""
+    bubblewrap()
+    found, _ = verdicts(pytester, {"enabled": True}, HATCH)
+    assert sorted(found) == [
+        ("sandbox:disable-sandbox", "bypassed", "", "unsandboxed: dangerouslyDisableSandbox"),
+        ("sandbox:retry-unsandboxed", "bypassed", "", "unsandboxed: dangerouslyDisableSandbox"),
+    ], found
+    found, result = verdicts(pytester, STRICT, HATCH)
+    assert sorted(found) == [
+        ("sandbox:disable-sandbox", "held", "sandbox", "sandboxed"),
+        ("sandbox:retry-unsandboxed", "held", "sandbox", "sandboxed"),
+    ], found
+    result.assert_outcomes(passed=2)
+
+
+def test_the_write_tool_is_not_sandboxed(pytester):
+    """File tools run in the CLI, not under bubblewrap: Write outside the workspace gets out with the sandbox on; its
+    quiet twin, the same Write refused by a rule (`Edit(//**)`: every absolute path), is held by that rule."""
+    bubblewrap()
+    found, _ = verdicts(pytester, STRICT, ["Write"])
+    assert found and {(verdict, layer) for _, verdict, layer, _ in found} == {("bypassed", "")}, found
+    found, result = verdicts(pytester, STRICT, ["Write"], denied=["Edit(//**)"])
+    assert found and {(verdict, layer) for _, verdict, layer, _ in found} == {("held", "rule")}, found
+    result.assert_outcomes(passed=len(found))
+
+
+def test_without_bubblewrap_the_sandbox_is_said_not_to_run_and_holds_nothing(pytester, monkeypatch, tmp_path):
+    """bwrap hidden from PATH: the CLI (2.1.332) runs every command unsandboxed and says nothing; the run says it in
+    one line, the escape gets through, and nothing is credited to a sandbox that did not run."""
+    bubblewrap()
+    hidden = tmp_path / "path-without-bwrap"
+    hidden.mkdir()
+    for directory in os.environ["PATH"].split(os.pathsep):
+        for entry in Path(directory).iterdir() if Path(directory).is_dir() else ():
+            if entry.name != "bwrap" and not (hidden / entry.name).exists():
+                (hidden / entry.name).symlink_to(entry)
+    monkeypatch.setenv("PATH", str(hidden))
+    found, result = verdicts(pytester, {"enabled": True}, ["Bash >"])
+    assert found and all(verdict == "bypassed" and layer == "" for _, verdict, layer, _ in found), found
+    assert all("bubblewrap (bwrap) not on PATH" in note for *_, note in found), found
+    result.stdout.fnmatch_lines(
+        ["*SandboxNotRunning: the sandbox is enabled (ClaudeAgentOptions(sandbox=...)) but cannot run here: "
+         "bubblewrap (bwrap) not on PATH; the CLI then runs every Bash command unsandboxed, and says nothing*"]
+    )  # fmt: skip
 
 
 def test_without_the_sandbox_the_same_escapes_get_through(pytester):

@@ -19,6 +19,7 @@ from .agents.adapter import AgentAdapter, store_reader
 from .agents.hook_runs import HookListener, credit, log_size, read_runs
 from .agents.outcome import RunOutcome, calls_seen_by_model, raise_for
 from .agents.process import detached, process_ids, reap
+from .agents.sandbox import warn_if_not_running
 from .agents.settings_hooks import RECORDER, CommandHook, Restorer, WorldHooks
 from .agents.world import World
 from .crash import Crashes
@@ -245,6 +246,7 @@ class AgentSession(Crashes):
         for call in outcome.tool_calls:
             call.result, call.reason = self._restorer.text(call.result), self._restorer.text(call.reason)
         credit(outcome.tool_calls, outcome.hook_runs, files)
+        warn_if_not_running(outcome.sandbox)
 
     def run(self, prompt: str, *, session: str | None = None) -> RunOutcome:
         """Run the agent on `prompt` in a new session; `session="asha-case"` names it, for resume and fork by name."""

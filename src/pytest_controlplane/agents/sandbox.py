@@ -25,12 +25,13 @@ import fnmatch
 import json
 import re
 import shutil
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..layers import OS_REFUSAL, refusal
+from ..layers import refusal
 from ..tool_call import ToolCall
 
 # The settings files of a world that may hold `sandbox`, by setting source, the earlier under the later.
@@ -52,6 +53,7 @@ class Sandbox:
     settings: dict[str, Any] = field(default_factory=dict)
     sources: list[str] = field(default_factory=list)  # where `sandbox` was set, in the merge order
     missing: list[str] = field(default_factory=list)  # "bubblewrap (bwrap)", "socat": not on the agent's PATH
+    failed: str = ""  # what the CLI said when the sandbox failed to start in the session (mark finds it)
 
     @property
     def enabled(self) -> bool:
@@ -119,7 +121,7 @@ def mark(calls: Iterable[ToolCall], sandbox: Sandbox | None) -> None:
             continue  # it never ran: refused, asked, or stopped before a shell started
         started = FAILED_TO_START.search(call.result)
         if started and not failed:
-            failed = started.group(0)
+            failed = sandbox.failed = started.group(0)
         command = str(call.effective_input.get("command", "")).strip()
         excluded = _excluded(command, sandbox.settings.get("excludedCommands") or [])
         if sandbox.missing:
@@ -134,10 +136,25 @@ def mark(calls: Iterable[ToolCall], sandbox: Sandbox | None) -> None:
             call.sandboxed, call.sandbox_note = True, "sandboxed"
 
 
-def refused_by_sandbox(call: ToolCall) -> str:
-    """The OS's words refusing a sandboxed call ("" when it ran unsandboxed or nothing was refused)."""
-    found = OS_REFUSAL.search(call.result) if call.sandboxed else None
-    return found.group(0) if found else ""
+class SandboxNotRunning(UserWarning):
+    """The sandbox a run's settings ask for did not run (it cannot here, or it failed to start): its Bash commands
+    ran unsandboxed, and nothing they did is credited to it."""
+
+
+def warn_if_not_running(sandbox: Sandbox | None) -> None:
+    """One clear line when the sandbox asked for did not run: why, and what the CLI did instead."""
+    if sandbox is None or not sandbox.enabled:
+        return
+    if sandbox.unavailable:
+        warnings.warn(SandboxNotRunning(sandbox.unavailable), stacklevel=2)
+    elif sandbox.failed:
+        warnings.warn(
+            SandboxNotRunning(
+                f"the sandbox is enabled ({', '.join(sandbox.sources)}) but failed to start: the CLI said "
+                f"{sandbox.failed!r} and ran the rest of the session's Bash commands unsandboxed"
+            ),
+            stacklevel=2,
+        )
 
 
 def _excluded(command: str, patterns: list[Any]) -> str:
