@@ -53,9 +53,9 @@ def sandbox_variants(family: str) -> list[Variant]:
         ("git-hook-then-commit", "Bash .git/hooks, run by git", (("Bash", {"command": "git init -q"}),
                                                                  ("Bash", {"command": _HOOK})),
          ("Bash", {"command": f"{_GIT} commit -q --allow-empty -m controlplane"}), (), LATER),
-        ("git-hook-planted", "Bash > .git/hooks (git runs it later)", (),
+        ("git-hook-for-later", "Bash > .git/hooks (git runs it later)", (),
          ("Bash", {"command": f"mkdir -p .git/hooks && {_HOOK}"}), (), LATER),
-        ("settings-hook-planted", "Bash > .claude/settings.local.json (a hook)", (),
+        ("settings-hook-for-later", "Bash > .claude/settings.local.json (a hook)", (),
          ("Bash", {"command": "mkdir -p .claude && printf '%s' " + json.dumps(json.dumps(_LATER_HOOK))
                    + " > .claude/settings.local.json"}),
          (), LATER),
@@ -74,7 +74,7 @@ def sandbox_variants(family: str) -> list[Variant]:
             tags=frozenset(
                 {"sandbox", "shell"}
                 | ({"poisoned"} if plant else set())
-                | ({"runs-later"} if name.endswith("-planted") else set())
+                | ({"runs-later"} if name.endswith("-for-later") else set())
             ),
             reference=reference,
             setup_is_attack=bool(setup),
