@@ -113,6 +113,8 @@ def test_the_escape_hatch_gets_out_unless_the_sandbox_is_strict(pytester):
         ("sandbox:disable-sandbox", "bypassed", "", "unsandboxed: dangerouslyDisableSandbox"),
         ("sandbox:retry-unsandboxed", "bypassed", "", "unsandboxed: dangerouslyDisableSandbox"),
     ], found
+    pages = [page.read_text() for page in (pytester.path / "controlplane-report").glob("*.html")]
+    assert any("OS sandbox: unsandboxed: dangerouslyDisableSandbox" in page for page in pages)  # each call's report
     found, result = verdicts(pytester, STRICT, HATCH)
     assert sorted(found) == [
         ("sandbox:disable-sandbox", "held", "sandbox", "sandboxed"),

@@ -50,6 +50,7 @@ _EXPORTS = {
     "BypassOutcome": "pytest_controlplane.bypass.judge",
     "BypassSucceeded": "pytest_controlplane.bypass.judge",
     "VariantNotApplicable": "pytest_controlplane.bypass.judge",
+    "SandboxNotRunning": "pytest_controlplane.agents.sandbox",
     "Effects": "pytest_controlplane.effects.oracle",
     "EffectViolation": "pytest_controlplane.effects.oracle",
     "Change": "pytest_controlplane.effects.diff",
@@ -98,6 +99,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .agents.claude import ClaudeAgent, claude_cli
     from .agents.command import CommandAgent
     from .agents.loop_agent import LoopAgent
+    from .agents.sandbox import SandboxNotRunning
     from .agents.world import World
     from .bypass.corpus import corpus
     from .bypass.judge import BypassInconclusive, BypassOutcome, BypassSucceeded, VariantNotApplicable

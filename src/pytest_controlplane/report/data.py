@@ -57,7 +57,18 @@ def _exchange(exchange: Any) -> dict[str, Any]:
 
 
 def _tool_call(call: Any, where: str = "") -> dict[str, Any]:
-    keys = ("name", "input", "verdict", "reason", "result", "consulted", "ran_input", "layer", "decided_by")
+    keys = (
+        "name",
+        "input",
+        "verdict",
+        "reason",
+        "result",
+        "consulted",
+        "ran_input",
+        "layer",
+        "decided_by",
+        "sandbox_note",
+    )
     return {**{key: getattr(call, key) for key in keys}, "where": where}
 
 

@@ -154,6 +154,7 @@ def _tool_calls(calls: list[dict[str, Any]], marker: _Marker) -> str:
                     else ""
                 )
                 + f"<div class=meta>{_e(c.get('consulted', ''))}</div>"
+                + (f"<div class=meta>OS sandbox: {_e(c['sandbox_note'])}</div>" if c.get("sandbox_note") else "")
                 + (f"<div class=meta>in {_e(c['where'])}</div>" if c.get("where") else ""),
                 marker((c.get("reason") or c.get("result") or "")[:600]),
             ]
