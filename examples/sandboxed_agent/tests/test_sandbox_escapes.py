@@ -30,6 +30,10 @@ PINNED = {
     ("sandbox:git-hook-then-commit", "strict"): ("held", "sandbox"),
     ("sandbox:settings-hook-for-later", "configured"): ("held", "sandbox"),
     ("sandbox:settings-hook-for-later", "strict"): ("held", "sandbox"),
+    ("sandbox:write-tool-settings-hook-for-later", "configured"): ("bypassed", ""),
+    ("sandbox:write-tool-settings-hook-for-later", "strict"): ("bypassed", ""),
+    ("sandbox:repository-weakens-it", "configured"): ("held", "sandbox"),
+    ("sandbox:repository-weakens-it", "strict"): ("held", "sandbox"),
 }
 README = Path(__file__).parent.parent / "README.md"
 
