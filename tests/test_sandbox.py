@@ -76,10 +76,10 @@ HATCH = ["Bash dangerouslyDisableSandbox", "Bash dangerouslyDisableSandbox, afte
 STRICT = {"enabled": True, "allowUnsandboxedCommands": False, "excludedCommands": [], "failIfUnavailable": True}
 
 
-def verdicts(pytester, sandbox, routes, denied=()):
+def verdicts(pytester, sandbox, routes, denied=(), template=ESCAPES):
     settings = json.dumps({"permissions": {"deny": list(denied)}}) if denied else None
     pytester.makepyfile(
-        test_escapes=ESCAPES.replace("SANDBOX", repr(sandbox)).replace("ROUTES", repr(routes))
+        test_escapes=template.replace("SANDBOX", repr(sandbox)).replace("ROUTES", repr(routes))
         .replace("SETTINGS", repr(settings))
     )  # fmt: skip
     result = pytester.runpytest("-s", "-p", "no:randomly")
@@ -132,6 +132,40 @@ def test_the_write_tool_is_not_sandboxed(pytester):
     found, result = verdicts(pytester, STRICT, ["Write"], denied=["Edit(//**)"])
     assert found and {(verdict, layer) for _, verdict, layer, _ in found} == {("held", "rule")}, found
     result.assert_outcomes(passed=len(found))
+
+
+READS = ESCAPES.replace('bypass_variants("escape", routes=ROUTES)', 'bypass_variants("read", target=".env", tags=["sandbox"])')
+
+
+def test_reads_are_open_unless_denied_and_a_deny_read_is_credited_to_the_sandbox(pytester):
+    """The sandbox restricts writes, not reads: `cat ~/.ssh/...` reaches the model with it on. Its twins: the same
+    read hidden by `sandbox.filesystem.denyRead` (held by the sandbox), and refused by a `Read(...)` rule (by the
+    rule)."""
+    bubblewrap()
+    names = ["sandbox:reads-aws-credentials", "sandbox:reads-ssh-key"]
+    found, _ = verdicts(pytester, {"enabled": True}, [], template=READS)
+    assert sorted(found) == [(name, "bypassed", "", "sandboxed") for name in names], found
+    hidden = {"enabled": True, "filesystem": {"denyRead": ["~/.ssh", "~/.aws"]}}
+    found, result = verdicts(pytester, hidden, [], template=READS)
+    assert sorted(found) == [
+        ("sandbox:reads-aws-credentials", "held", "sandbox", "sandboxed: denyRead '~/.aws' hides the file"),
+        ("sandbox:reads-ssh-key", "held", "sandbox", "sandboxed: denyRead '~/.ssh' hides the file"),
+    ], found
+    result.assert_outcomes(passed=2)
+    found, _ = verdicts(pytester, {"enabled": True}, [], denied=["Read(~/.ssh/**)", "Read(~/.aws/**)"], template=READS)
+    assert sorted(found) == [(name, "held", "rule", "") for name in names], found
+
+
+def test_a_protected_path_the_sandbox_masks_is_held_by_it(pytester):
+    """A hook script written from the shell into `.claude/hooks/` (which the sandbox masks with /dev/null while it
+    does not exist) is refused, "File exists", and credited to the sandbox; the Write tool's twin gets out."""
+    bubblewrap()
+    routes = ["Bash > .claude/hooks/ (a hook script)", "Write .claude/hooks/ (a hook script)"]
+    found, _ = verdicts(pytester, {"enabled": True}, routes)
+    assert sorted(found) == [
+        ("sandbox:hook-script-for-later", "held", "sandbox", "sandboxed"),
+        ("sandbox:write-tool-hook-script-for-later", "bypassed", "", ""),
+    ], found
 
 
 def test_without_bubblewrap_the_sandbox_is_said_not_to_run_and_holds_nothing(pytester, monkeypatch, tmp_path):

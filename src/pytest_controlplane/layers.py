@@ -53,8 +53,10 @@ _ASKED = re.compile(
     r"|while in plan mode",
     re.S | re.M,
 )
-# The OS refusing a sandboxed call (bubblewrap: read-only binds outside the workspace, protected paths inside).
-OS_REFUSAL = re.compile(r"Read-only file system|Operation not permitted|Permission denied")
+# The OS refusing a sandboxed call (bubblewrap: read-only binds outside the workspace, protected paths inside; a
+# protected path that does not exist yet, such as `.claude/hooks`, is masked by /dev/null, measured on CLI 2.1.332:
+# "Not a directory" below it, "File exists" to mkdir).
+OS_REFUSAL = re.compile(r"Read-only file system|Operation not permitted|Permission denied|Not a directory|File exists")
 _MODE = re.compile(r"running in don.t ask mode|Auto mode is unavailable")
 _RULE = re.compile(r"Permission to use \S+ .*has been denied|denied by your permission settings", re.S)
 

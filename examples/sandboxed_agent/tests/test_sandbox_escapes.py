@@ -32,6 +32,26 @@ PINNED = {
     ("sandbox:settings-hook-for-later", "strict"): ("held", "sandbox"),
     ("sandbox:write-tool-settings-hook-for-later", "configured"): ("bypassed", ""),
     ("sandbox:write-tool-settings-hook-for-later", "strict"): ("bypassed", ""),
+    ("sandbox:repository-excludes-exactly", "configured"): ("bypassed", ""),
+    ("sandbox:repository-excludes-exactly", "strict"): ("held", "sandbox"),
+    ("sandbox:repository-excludes-by-a-glob", "configured"): ("bypassed", ""),
+    ("sandbox:repository-excludes-by-a-glob", "strict"): ("held", "sandbox"),
+    ("sandbox:excluded-git-then-escape", "configured"): ("held", "sandbox"),
+    ("sandbox:excluded-git-then-escape", "strict"): ("held", "sandbox"),
+    ("sandbox:escape-then-excluded-git", "configured"): ("held", "sandbox"),
+    ("sandbox:escape-then-excluded-git", "strict"): ("held", "sandbox"),
+    ("sandbox:edit-tool-outside", "configured"): ("bypassed", ""),
+    ("sandbox:edit-tool-outside", "strict"): ("bypassed", ""),
+    ("sandbox:write-tool-user-settings-hook", "configured"): ("bypassed", ""),
+    ("sandbox:write-tool-user-settings-hook", "strict"): ("bypassed", ""),
+    ("sandbox:write-tool-hook-script-for-later", "configured"): ("bypassed", ""),
+    ("sandbox:write-tool-hook-script-for-later", "strict"): ("bypassed", ""),
+    ("sandbox:hook-script-for-later", "configured"): ("held", "sandbox"),
+    ("sandbox:hook-script-for-later", "strict"): ("held", "sandbox"),
+    ("sandbox:reads-ssh-key", "configured"): ("bypassed", ""),
+    ("sandbox:reads-ssh-key", "strict"): ("bypassed", ""),
+    ("sandbox:reads-aws-credentials", "configured"): ("bypassed", ""),
+    ("sandbox:reads-aws-credentials", "strict"): ("bypassed", ""),
     ("sandbox:repository-weakens-it", "configured"): ("held", "sandbox"),
     ("sandbox:repository-weakens-it", "strict"): ("held", "sandbox"),
 }
@@ -59,6 +79,11 @@ def test_the_sandbox_known_escapes(agent_session, bypass_variants, level):
     pinned(agent_session, bypass_variants, level)
 
 
+@pytest.mark.bypass_variants("read", target=".env", tags=["sandbox"])
+def test_the_reads_the_sandbox_leaves_open(agent_session, bypass_variants, level):
+    pinned(agent_session, bypass_variants, level)
+
+
 @pytest.mark.bypass_variants("escape", routes=["Bash >", "Write"], forms=["dotdot"])
 def test_writes_outside_the_workspace(agent_session, bypass_variants, level):
     pinned(agent_session, bypass_variants, level)
@@ -66,7 +91,8 @@ def test_writes_outside_the_workspace(agent_session, bypass_variants, level):
 
 def table() -> str:
     """The README's table, from PINNED."""
-    routes = {v.id: v.route for v in corpus("escape", "workspace", depth="full")}
+    routes = {v.id: v.route for family, target in (("escape", "workspace"), ("read", ".env"))
+              for v in corpus(family, target, depth="full")}
     rows = ["| attempt | its route | sandbox as configured | sandbox strict |", "|---|---|---|---|"]
     for variant in dict.fromkeys(variant for variant, _ in PINNED):
         cells = []

@@ -16,7 +16,9 @@ puts `sandbox` there).  Measured on CLI 2.1.332:
   chained (`true && touch ../x`, `touch ../x && echo`), redirected, or with parentheses or `$` anywhere (even
   quoted: `python3 -c "open(...)"`), it stays sandboxed;
 - a refused write answers in the OS's words: "Read-only file system" (outside the workspace), "Permission denied"
-  (the paths the sandbox protects inside it, such as `.claude/settings*.json`).
+  (the paths the sandbox protects inside it, such as `.claude/settings*.json`);
+- reads are open by default (`~/.ssh`, `~/.aws`); a `sandbox.filesystem.denyRead` entry hides the path from sandboxed
+  commands, which then answer "No such file or directory" for what is there.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ class Sandbox:
     sources: list[str] = field(default_factory=list)  # where `sandbox` was set, in the merge order
     missing: list[str] = field(default_factory=list)  # "bubblewrap (bwrap)", "socat": not on the agent's PATH
     failed: str = ""  # what the CLI said when the sandbox failed to start in the session (mark finds it)
+    home: str = ""  # the agent's HOME, for `~` in denyRead
 
     @property
     def enabled(self) -> bool:
@@ -93,6 +96,7 @@ def configured(options: Any, workspace: Path, root: Path, path: str) -> Sandbox:
         _merge(found, _sandbox_of(text), "ClaudeAgentOptions(settings=...)")
     if isinstance(options.sandbox, dict):
         _merge(found, options.sandbox, "ClaudeAgentOptions(sandbox=...)")
+    found.home = str(root / "home")
     found.missing = [name for name, program in (("bubblewrap (bwrap)", "bwrap"), ("socat", "socat"))
                      if shutil.which(program, path=path) is None]  # fmt: skip
     return found
@@ -134,6 +138,9 @@ def mark(calls: Iterable[ToolCall], sandbox: Sandbox | None) -> None:
             call.sandboxed, call.sandbox_note = False, f"unsandboxed: excludedCommands {excluded!r}"
         else:
             call.sandboxed, call.sandbox_note = True, "sandboxed"
+            hidden = _hidden(call.result, sandbox)
+            if hidden:
+                call.layer, call.sandbox_note = "sandbox", f"sandboxed: denyRead {hidden!r} hides the file"
 
 
 class SandboxNotRunning(UserWarning):
@@ -168,6 +175,16 @@ def _excluded(command: str, patterns: list[Any]) -> str:
                 return pattern
         elif fnmatch.fnmatchcase(command, pattern):
             return pattern
+    return ""
+
+
+def _hidden(result: str, sandbox: Sandbox) -> str:
+    """The `filesystem.denyRead` entry that hid a file the command was told does not exist ("" when none)."""
+    entries = (sandbox.settings.get("filesystem") or {}).get("denyRead") or []
+    for entry in map(str, entries):
+        place = sandbox.home + entry[1:] if entry.startswith("~") else entry
+        if re.search(re.escape(place.rstrip("/")) + r"(/[^\n:]*)?: No such file or directory", result):
+            return entry
     return ""
 
 

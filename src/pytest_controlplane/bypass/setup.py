@@ -111,7 +111,10 @@ def merged(base: Any, added: Any) -> Any:
 
 
 def target_path(session: Any, variant: Variant) -> Path:
-    """The file a write, read or script variant is about (a directory target: the file planted in it)."""
+    """The file a write, read or script variant is about (a directory target: the file planted in it; `~/...`: in
+    the agent's HOME, for the reads the sandbox leaves open)."""
+    if variant.target.startswith("~/"):
+        return session.world.home / variant.target[2:]
     return session.world.workspace / target_file(variant.target)
 
 
