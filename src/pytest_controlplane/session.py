@@ -17,6 +17,7 @@ from typing import Any
 
 from .agents.adapter import AgentAdapter, store_reader
 from .agents.hook_runs import HookListener, credit, log_size, read_runs
+from .agents.networked import world_network
 from .agents.outcome import RunOutcome, calls_seen_by_model, raise_for
 from .agents.process import detached, process_ids, reap
 from .agents.sandbox import warn_if_not_running
@@ -204,7 +205,7 @@ class AgentSession(Crashes):
         alive_before = process_ids()
         outcome = None
         try:
-            with listening:
+            with listening, world_network(self.world, self.gateway.base_url):
                 outcome = self.agent.run(
                     prompt,
                     world=self.world,
@@ -227,6 +228,8 @@ class AgentSession(Crashes):
                 self.gateway.exchanges[before:],
                 first_number=len(self.tool_calls) + 1,
             )
+            self.effects.record_egress(self.world.network.records)
+            self.effects.network_note = self.world.network.unavailable
             if not self.warm:
                 settings.restore()  # a warm CLI read them wrapped when it started: they stay so (agents/warm.py)
         outcome.stray_processes = stray
@@ -301,6 +304,7 @@ class AgentSession(Crashes):
         root = (self.scratch or self.world.root.parent) / f"{self.world.root.name}-isolated-{self._isolated}"
         here = self.world
         world = World.create(root, here.test_id, template=here.workspace, planted_env=here.planted_env)
+        world.network.wanted = here.network.wanted
         agent = self.agent
         if permission_mode is not None:
             if not hasattr(agent, "with_permission_mode"):

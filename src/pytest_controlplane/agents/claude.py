@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import AgentError, ConfigError, ours
 from ..tool_call import ToolCall
+from .networked import bundled_cli, launcher
 from .observer import Checkpoint, Observer, collect
 from .outcome import RunOutcome
 from .process import describe_exit, stderr_tail
@@ -198,6 +199,8 @@ class ClaudeAgent:
         elif self.approval == "allow":  # the CLI asks this callback instead of refusing: a person who says yes
             changes["can_use_tool"] = observer.approve
         changes.update(_recorded_settings(options, world))
+        if world.network.running is not None:  # the CLI starts inside the world's network (agents/networked.py)
+            changes["cli_path"] = launcher(world, str(options.cli_path or bundled_cli()))
         if resume:
             changes.update(resume=resume, fork_session=fork, session_id=None)
         else:

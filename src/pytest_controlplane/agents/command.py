@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import AgentError, ConfigError, SessionCorrupt, ours
 from ..history import read_transcript
 from ..history.stored import MESSAGES, Stored, read_stored, torn
+from .networked import wrap
 from .outcome import RunOutcome
 from .process import describe_exit, kill_group, stderr_tail
 from .save_points import SaveHook
@@ -128,7 +129,7 @@ class CommandAgent:
         timeout: float,
         save_hook: SaveHook | None = None,
     ) -> RunOutcome:
-        command = self._command(session_id, resume, fork)
+        command = wrap(world, self._command(session_id, resume, fork))  # in the world's network, if it has one
         outcome = RunOutcome(session_id=session_id if resume is None or fork else resume)
         env = {**self.env, **world.env(base_url)}
         if save_hook is not None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ConfigError, ours
+from .networked import NetworkState, network_env
 from .process import WORLD_ENV
 
 __tracebackhide__ = ours  # our errors show without our frames
@@ -58,6 +59,8 @@ class World:
     test_id: str = "controlplane"
     # Variables planted for the agent (a canary's plant_env); shared, so plantings made after creation count.
     planted_env: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    # A network of its own for each run, when asked for (networked.py); shared by the copies of this world.
+    network: NetworkState = field(default_factory=NetworkState, compare=False, hash=False)
 
     @classmethod
     def create(
@@ -179,4 +182,5 @@ class World:
                 WORLD_ENV: str(self.root),  # finds whatever the agent leaves running (see process.reap)
             }
         )
+        env.update(network_env(self))  # the world CA, for TLS clients, while the world has a network of its own
         return env

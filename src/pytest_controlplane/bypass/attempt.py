@@ -55,12 +55,16 @@ def attempt_variant(session: Any, variant: Variant, prompt: str, permission_mode
 def needs_cold(variant: Variant) -> bool:
     """What a warm CLI cannot play as a new one would: agent configuration planted in the workspace (a poisoned
     repository: a running CLI read its settings when it started), or a tool that goes on in the background
-    (Monitor: its task outlives the turn and reports into the next)."""
+    (Monitor: its task outlives the turn and reports into the next); an egress variant, whose CLI starts inside a
+    network of its own (agents/networked.py)."""
     tools = {variant.tool, variant.via, *(tool for tool, _ in variant.setup)}
-    return any(kind == "file" for kind, _, _ in variant.plant) or bool(tools & set(SHELL_TOOLS))
+    planted = any(kind == "file" for kind, _, _ in variant.plant)
+    return planted or bool(tools & set(SHELL_TOOLS)) or variant.family == "egress"  # a network of its own: cold
 
 
 def _attempt(session: Any, variant: Variant, prompt: str) -> BypassOutcome:
+    if variant.family == "egress":
+        session.world.network.wanted = True
     places, failures = prepare(session, variant)
     session.gateway.use_script(variant.model(places))
     before = len(session.gateway.exchanges)

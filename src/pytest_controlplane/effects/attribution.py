@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..tool_call import ToolCall
@@ -32,6 +33,7 @@ class Checkpoint:
     snap: Snapshot
     call: tuple[str, dict[str, Any]] | None = None  # (tool name, input) at a "pre" checkpoint
     hook: HookWindow | None = None  # at "hook-start"
+    time: float = field(default_factory=time.time)  # when it was taken (egress records are put down by time)
 
 
 def hook_windows(checkpoints: list[Checkpoint]) -> list[list[HookWindow]]:

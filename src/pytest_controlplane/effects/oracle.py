@@ -23,6 +23,7 @@ from typing import Any
 from ..errors import ConfigError, ControlPlaneFailure, ours
 from .attribution import Checkpoint, HookWindow, attribute, by_hooks, hook_windows, tool_uses_by_request
 from .diff import Change, compare
+from .egress import EgressOracle
 from .explain import route_to
 from .routes import aliases, normalise
 from .snapshot import Contents, Snapshot, absolute, snapshot, under
@@ -31,16 +32,8 @@ __tracebackhide__ = ours  # our errors show without our frames
 
 # Inside the agent's config dir these are instructions to the agent, not its own bookkeeping:
 # an agent that writes them is changing its own rules.
-_CONTROL_FILES = (
-    "settings.json",
-    "settings.local.json",
-    "CLAUDE.md",
-    "agents",
-    "commands",
-    "skills",
-    "hooks",
-    "output-styles",
-)
+_CONTROL_FILES = ("settings.json", "settings.local.json", "CLAUDE.md", "agents", "commands", "skills", "hooks",
+                  "output-styles")  # fmt: skip
 
 
 class EffectViolation(ControlPlaneFailure):
@@ -52,14 +45,16 @@ class _Run:
     number: int
     roots: tuple[str, ...]
     checkpoints: list[Checkpoint] = field(default_factory=list)
+    calls: dict[Any, Any] = field(default_factory=dict)  # tool_use id -> (ToolCall, its number), once it has ended
 
     @property
     def baseline(self) -> Snapshot:
         return self.checkpoints[0].snap
 
 
-class Effects:
-    """Snapshots around each agent run, the changes between them, and assertions over those changes."""
+class Effects(EgressOracle):
+    """Snapshots around each agent run, the changes between them, and assertions over those changes (and, from the
+    world network, what left over it: egress.py)."""
 
     def __init__(
         self,
@@ -207,7 +202,7 @@ class Effects:
             if run is None:
                 return []
             run.checkpoints.append(Checkpoint("end", None, self._snap(run)))
-        calls = {getattr(c, "id", None): (c, first_number + i) for i, c in enumerate(tool_calls)}
+        calls = run.calls = {getattr(c, "id", None): (c, first_number + i) for i, c in enumerate(tool_calls)}
         asked = tool_uses_by_request(exchanges)
         points = run.checkpoints
         # Hook checkpoints only split the timeline: outside a hook's window a change is put down as if they were not
