@@ -21,13 +21,13 @@ MODE_ENV = "CONTROLPLANE_MODE"
 UPSTREAM_ENV = "CONTROLPLANE_UPSTREAM"
 MARKER_SIGNATURE = (
     "agent(cassette=None, mode=None, script=None, allow_unused=False, timeout=None, workspace=None, "
-    "record_errors=False)"
+    "record_errors=False, network=False)"
 )
 BYPASS_SIGNATURE = (
     "bypass_variants(family, target=None, routes=None, forms=None, tags=None, exclude=None, depth='curated')"
 )
 BYPASS_KEYS = ("target", "routes", "forms", "tags", "exclude", "depth")
-MARKER_KEYS = ("cassette", "mode", "script", "allow_unused", "timeout", "workspace", "record_errors")
+MARKER_KEYS = ("cassette", "mode", "script", "allow_unused", "timeout", "workspace", "record_errors", "network")
 
 
 @dataclass(frozen=True)
@@ -208,6 +208,13 @@ OPTIONS = (
     ),
     Option("agent_timeout", ini_help="seconds one agent run may take (default 120); the marker's timeout= wins"),
     Option(
+        "agent_network",
+        ini_help="run every agent test in a world network of its own: every name resolves, every address answers and "
+        "is recorded (effects.egress), nothing leaves; the marker's network= wins (default false)",
+        ini_type="bool",
+        ini_default=False,
+    ),
+    Option(
         "agent_warm",
         ini_help="play bypass variants and audit items in a long-lived CLI per worker (default true; false: each in "
         "a process of its own, as before)",
@@ -240,6 +247,7 @@ class RunSettings:
     timeout: float | None = None  # seconds per run from the marker
     default_timeout: float | None = None  # from the ini option agent_timeout
     workspace_template: Path | None = None  # from the marker, relative to the test file
+    network: bool = False  # each run in a world network of its own (marker, else the ini option agent_network)
 
 
 def check_mode(value: str, origin: str) -> str:
@@ -275,7 +283,7 @@ def marker_kwargs(args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, A
     for key in ("cassette", "workspace"):
         if key in kwargs and not isinstance(kwargs[key], str | Path):
             raise ConfigError(f"@pytest.mark.agent({key}=...) takes a path, got {kwargs[key]!r}.")
-    for key in ("allow_unused", "record_errors"):
+    for key in ("allow_unused", "record_errors", "network"):
         if key in kwargs and not isinstance(kwargs[key], bool):
             raise ConfigError(f"@pytest.mark.agent({key}=...) takes True or False, got {kwargs[key]!r}.")
     if "timeout" in kwargs and not (isinstance(kwargs["timeout"], int | float) and kwargs["timeout"] > 0):
@@ -348,6 +356,7 @@ def resolve(
     nodeid: str,
     upstream: str | None,
     ini_timeout: str = "",
+    ini_network: bool = False,
 ) -> RunSettings:
     given = marker_kwargs(marker_args, marker)
     mode = resolve_mode(marker=given.get("mode"), cli=cli_mode, env=env_mode, ini=ini_mode)
@@ -366,4 +375,5 @@ def resolve(
         timeout=given.get("timeout"),
         default_timeout=parse_timeout(ini_timeout, "ini option agent_timeout"),
         workspace_template=test_dir / given["workspace"] if given.get("workspace") else None,
+        network=given.get("network", ini_network),
     )

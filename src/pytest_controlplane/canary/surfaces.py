@@ -31,6 +31,7 @@ KINDS = (
     "stdout",
     "stderr",
     "cassette",
+    "network",
     "text",
 )
 
@@ -167,6 +168,8 @@ def _session_surfaces(session: Any) -> Iterator[Surface]:
             surface = Surface.from_file(kind, change.path, change.shown_as, data=kept) if kept is not None else None
         if surface is not None:
             yield surface
+    for index, sent in enumerate(effects.egress, start=1):  # what left over the world network (effects/egress.py)
+        yield network_surface(index, sent)
     store = Path(session.world.session_store_dir)
     if store.is_dir():
         for path in sorted(store.rglob("*")):
@@ -179,6 +182,14 @@ def _session_surfaces(session: Any) -> Iterator[Surface]:
         found = Surface.from_file("cassette", cassette)
         if found is not None:
             yield found
+
+
+def network_surface(index: int, sent: Any) -> Surface:
+    """One attempt to reach the outside: the host asked for (a DNS name's labels too), the path, headers and body."""
+    record = sent.record
+    fields = {"host": record.host or record.address, "path": record.path or "", "body": record.body}
+    fields.update({f"header {key}": value for key, value in record.headers})
+    return Surface.from_json("network", f"network #{index} ({record.kind} {record.host or record.address})", fields)
 
 
 def message_surface(index: int, message: Any) -> Surface:

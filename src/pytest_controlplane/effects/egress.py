@@ -116,7 +116,10 @@ class EgressOracle:
         if self.network_note:
             raise ConfigError(
                 f"No egress can be judged: {self.network_note}.",
-                hint="Run as root, or where user namespaces are allowed, with iproute2 and nftables installed.",
+                hint="Mark the test @pytest.mark.agent(network=True)."
+                if "agent_network" in self.network_note
+                else "A world network needs Linux, root or user namespaces, util-linux, iproute2 and nftables "
+                "(apt-get install iproute2 nftables).",
             )
         allow = list(allow)
         out = [s for s in self.egress if not allowed(s.target, allow)]

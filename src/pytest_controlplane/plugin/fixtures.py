@@ -60,6 +60,7 @@ def _settings(request: pytest.FixtureRequest) -> settings_.RunSettings:
             or None
         ),
         ini_timeout=config.getini("agent_timeout"),
+        ini_network=bool(config.getini("agent_network")),
     )
     request.node.stash[SETTINGS] = run
     return run
@@ -231,7 +232,7 @@ def agent_session(
         template = run.workspace_template or agent_workspace_template
         policy = config.getoption("agent_inconclusive") or config.getini("agent_inconclusive") or "fail"
         agent = _as_asked(request, agent)
-        pool = warm_pool(request, agent, template)
+        pool = warm_pool(request, agent, template) if not run.network else None  # a warm CLI started offline
         if pool is not None:
             session = AgentSession.create_warm(
                 agent, pool, request.node.nodeid, scratch=tmp_path, plantings=_plantings(request),
@@ -242,7 +243,7 @@ def agent_session(
 
                 session.warm_check = lambda variant: sampled(f"{request.node.nodeid}:{variant.id}")
             return session
-        return AgentSession.create(
+        session = AgentSession.create(
             agent,
             tmp_path / "agent-world",
             request.node.nodeid,
@@ -253,5 +254,7 @@ def agent_session(
             default_timeout=run.default_timeout,
             inconclusive_policy=policy,
         )
+        session.world.network.wanted = run.network
+        return session
     except ControlPlaneError as error:
         _fail(error)
