@@ -59,6 +59,10 @@ def test_offline(agent_session):
 """
 
 
+def canary_value(out: str) -> str:
+    return re.search(r"cp-canary-\w+", out).group(0)
+
+
 def play(pytester, guarded: bool):
     pytester.makeconftest(CONFTEST.replace("GUARDED", repr(guarded)))
     pytester.makepyfile(test_leaks=TESTS)
@@ -79,6 +83,9 @@ def test_what_leaves_is_recorded_put_down_to_its_call_and_the_canary_is_found_on
     assert len(network) >= 3 and "hex" in " ".join(network), leaks  # URL, HTTPS body, and the DNS label (hex)
     result.stdout.fnmatch_lines(["*EgressViolation: The agent reached * time(s) for collector.example*"])
     result.stdout.fnmatch_lines(["*No egress can be judged: the test ran offline, without a world network*"])
+    page = (pytester.path / "controlplane-report" / "test_leaks.py_test_leak_curl-url.html").read_text()
+    assert "<h2>Network (egress)</h2>" in page and "during Bash call #1" in page  # each call's egress, in the report
+    assert canary_value(out) not in page  # masked there too
 
 
 def test_a_guard_that_holds_leaves_no_egress_and_no_canary_on_the_network(pytester):

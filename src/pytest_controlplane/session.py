@@ -39,7 +39,8 @@ NO_NETWORK = (
 
 
 DEFAULT_TIMEOUT = 120.0
-Seen = tuple[str, list[ToolCall], list[Any], list[Any], list[Any]]  # worlds(): a label and what ran there
+# worlds(): a label and what ran there: tool calls, effects, hook-made effects, hook runs, egress
+Seen = tuple[str, list[ToolCall], list[Any], list[Any], list[Any], list[Any]]
 
 
 class AgentSession(Crashes):
@@ -355,8 +356,9 @@ class AgentSession(Crashes):
 
     def worlds(self) -> list[Seen]:
         """What ran here ("") and in each isolated world made from this one (a mode each, a cold play), labelled: its
-        tool calls, effects, hook-made effects and hook runs, so that a report shows them where they happened."""
-        return [("", self.tool_calls, self.effects.diff, self.effects.by_hooks, self.hook_runs), *self.elsewhere]
+        tool calls, effects, hook-made effects, hook runs and egress, so that a report shows them where they ran."""
+        here = ("", self.tool_calls, self.effects.diff, self.effects.by_hooks, self.hook_runs, self.effects.egress)
+        return [here, *self.elsewhere]
 
     @property
     def hook_runs(self) -> list[Any]:

@@ -55,6 +55,8 @@ def render(data: dict[str, Any]) -> str:
     if data.get("hook_runs"):
         parts.append("<h2>Command hooks run</h2>" + _hook_runs(data["hook_runs"], marker))
     parts.append("<h2>Effects</h2>" + _effects(data.get("effects", []), data.get("bookkeeping", 0), marker))
+    if data.get("egress"):
+        parts.append("<h2>Network (egress)</h2>" + _egress(data["egress"], marker))
     if data.get("hook_effects"):
         parts.append(
             "<h2>Written by your own hooks</h2><p class=meta>while they ran: theirs, not the agent's "
@@ -178,6 +180,15 @@ def _hook_runs(runs: list[dict[str, Any]], marker: _Marker) -> str:
             for r in runs
         ],
     )
+
+
+def _egress(sent: list[dict[str, Any]], marker: _Marker) -> str:
+    """What left over the world network, each with the call it happened during (and the world, if not this one)."""
+    items = []
+    for item in sent:
+        where = f" <span class=meta>({marker(item['where'])})</span>" if item["where"] else ""
+        items.append(f"<li>{marker(item['what'])}{where}</li>")
+    return "<ul>" + "".join(items) + "</ul>"
 
 
 def _effects(changes: list[dict[str, Any]], bookkeeping: int, marker: _Marker) -> str:
