@@ -32,10 +32,6 @@ from .gateway.server import ModelGateway
 from .tool_call import ToolCall
 
 __tracebackhide__ = ours  # our errors show without our frames
-NO_NETWORK = (
-    "the test ran offline, without a world network (mark it @pytest.mark.agent(network=True), or set the ini option "
-    "agent_network = true)"
-)
 
 
 DEFAULT_TIMEOUT = 120.0
@@ -233,9 +229,7 @@ class AgentSession(Crashes):
                 self.gateway.exchanges[before:],
                 first_number=len(self.tool_calls) + 1,
             )
-            self.effects.record_egress(self.world.network.records)
-            state = self.world.network
-            self.effects.network_note = state.unavailable or ("" if state.wanted else NO_NETWORK)
+            self.effects.record_egress(*self.world.network.last_run())
             if not self.warm:
                 settings.restore()  # a warm CLI read them wrapped when it started: they stay so (agents/warm.py)
         outcome.stray_processes = stray

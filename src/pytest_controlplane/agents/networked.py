@@ -13,11 +13,17 @@ from __future__ import annotations
 
 import contextlib
 import shlex
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+OFFLINE = (
+    "the test ran offline, without a world network (mark it @pytest.mark.agent(network=True), or set the ini option "
+    "agent_network = true)"
+)
 
 
 @dataclass
@@ -29,6 +35,11 @@ class NetworkState:
     unavailable: str = ""  # why it could not be made here (one line), once a run tried
     runs: int = 0
     records: list[Any] = field(default_factory=list)  # the last run's network.Egress records
+    pooled: bool = False  # the network lives as long as a warm pool's CLI (its runs' records are cut by time)
+
+    def last_run(self) -> tuple[list[Any], str]:
+        """The last run's records, and why none could be (a world offline, or a namespace that cannot be made)."""
+        return self.records, self.unavailable or ("" if self.wanted else OFFLINE)
 
 
 def directory(world: Any) -> Path:
@@ -42,31 +53,57 @@ def world_network(world: Any, base_url: str) -> Iterator[None]:
     afterwards."""
     state: NetworkState = world.network
     state.records = []
+    if state.pooled:  # a warm pool's: what was recorded since this run began
+        began = time.time()
+        try:
+            yield
+        finally:
+            net = state.running
+            state.records = [e for e in net.events() if e.time >= began] if net is not None else []
+        return
     if not state.wanted:
         yield
         return
+    closing = contextlib.ExitStack()
+    with closing:
+        net = _started(world, base_url, closing)
+        try:
+            yield
+        finally:
+            state.running = None
+            closing.close()
+            state.records = net.events() if net is not None else []
+
+
+def for_pool(world: Any, base_url: str) -> contextlib.ExitStack:
+    """A network for a warm pool's world, open until the returned stack is closed (its CLI starts inside it)."""
+    world.network.wanted = world.network.pooled = True
+    closing = contextlib.ExitStack()
+    _started(world, base_url, closing)
+    return closing
+
+
+def _started(world: Any, base_url: str, closing: contextlib.ExitStack) -> Any:
+    """Start a network for `world` (closed with `closing`), the gateway bridged in; None, and `unavailable` said,
+    where it cannot be made."""
     from ..network import NetworkUnavailable, WorldNetwork, serve_unix_to_tcp
 
+    state: NetworkState = world.network
     state.runs += 1
     place = directory(world) / f"run-{state.runs}"
     place.mkdir(parents=True, exist_ok=True)
     port = urlsplit(base_url).port or 80
     socket_path = place / "gateway.sock"
+    closing.enter_context(serve_unix_to_tcp(socket_path, "127.0.0.1", port))
     net = WorldNetwork(place, bridges={port: socket_path})
-    with serve_unix_to_tcp(socket_path, "127.0.0.1", port):
-        try:
-            net.start()
-        except NetworkUnavailable as error:
-            state.unavailable = error.reason
-            yield
-            return
-        state.running = net
-        try:
-            yield
-        finally:
-            state.running = None
-            net.close()
-            state.records = net.events()
+    try:
+        net.start()
+    except NetworkUnavailable as error:
+        state.unavailable = error.reason
+        return None
+    closing.callback(net.close)
+    state.running = net
+    return net
 
 
 def launcher(world: Any, cli_path: str) -> str:

@@ -21,6 +21,7 @@ keyed by that fixed part and by the template's agent configuration, one per work
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -32,6 +33,7 @@ from typing import Any
 
 from ..errors import AgentError, ConfigError
 from ..tool_call import ToolCall
+from .networked import for_pool
 from .observer import Checkpoint, Observer, collect
 from .outcome import RunOutcome
 from .pool_key import CONFIGURATION as _CONFIGURATION
@@ -72,7 +74,7 @@ class _Routes:
 class WarmPool:
     """One long-lived CLI in a world of its own, playing one variant after another (see the module docstring)."""
 
-    def __init__(self, agent: Any, root: Path, template: Path | None) -> None:
+    def __init__(self, agent: Any, root: Path, template: Path | None, *, network: bool = False) -> None:
         from ..gateway.scripted import ScriptedModel
         from ..gateway.server import ModelGateway
         from .settings_hooks import WorldHooks
@@ -89,6 +91,8 @@ class WarmPool:
         }
         self.gateway = ModelGateway(mode="script", script=ScriptedModel([], then="done"))
         self.gateway.open()
+        # A world network for the pool's lifetime, its CLI started inside (agents/networked.py), when asked for.
+        self.network = for_pool(self.world, self.gateway.base_url) if network else contextlib.ExitStack()
         self.routes = _Routes()
         self.runs = 0
         self.broken = False
@@ -250,6 +254,7 @@ class WarmPool:
         except Exception:  # noqa: BLE001 - a CLI that is gone already
             pass
         self._loop.stop()
+        self.network.close()
         self.gateway.close(save=False)
 
 
@@ -272,18 +277,19 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-_POOLS: dict[tuple[str, str], WarmPool] = {}
+_POOLS: dict[tuple[str, str, bool], WarmPool] = {}
 
 
-def pool_for(agent: Any, template: Path | None, base: Path) -> WarmPool | None:
+def pool_for(agent: Any, template: Path | None, base: Path, *, network: bool = False) -> WarmPool | None:
     """This process's warm pool for `agent` with the agent configuration of `template` (made if needed, under
-    `base`), reset for a new test; None when the agent cannot run warm (not a ClaudeAgent)."""
+    `base`; `network`: in a world network of its own), reset for a new test; None when the agent cannot run warm
+    (not a ClaudeAgent)."""
     from .claude import ClaudeAgent
 
     if type(agent) is not ClaudeAgent:
         return None
     try:
-        found = (key(agent, base), configuration(template))
+        found = (key(agent, base), configuration(template), network)
     except Exception:  # noqa: BLE001 - the factory fails here as it will in the cold run: say it there
         return None
     pool = _POOLS.pop(found, None)
@@ -293,7 +299,9 @@ def pool_for(agent: Any, template: Path | None, base: Path) -> WarmPool | None:
     if pool is None:
         if len(_POOLS) >= _MAX_POOLS:
             _POOLS.pop(next(iter(_POOLS))).close()
-        pool = WarmPool(agent, base / f"pool-{len(os.listdir(base)) if base.is_dir() else 0}", template)
+        pool = WarmPool(
+            agent, base / f"pool-{len(os.listdir(base)) if base.is_dir() else 0}", template, network=network
+        )
     _POOLS[found] = pool  # the most recently used last
     pool.reset(template)
     return pool

@@ -38,7 +38,7 @@ def attempt_variant(session: Any, variant: Variant, prompt: str, permission_mode
             None,
             reason=f"{' and '.join(missing)} is not installed on this machine, so the route cannot run here",
         )
-    elif session.warm and needs_cold(variant):
+    elif session.warm and (needs_cold(variant) or variant.family == "egress" and not session.world.network.pooled):
         with session.isolated() as cold:  # a copy of this world, played by a CLI of its own
             outcome = attempt_variant(cold, variant, prompt)
     elif session.warm and session.warm_check(variant):
@@ -55,11 +55,10 @@ def attempt_variant(session: Any, variant: Variant, prompt: str, permission_mode
 def needs_cold(variant: Variant) -> bool:
     """What a warm CLI cannot play as a new one would: agent configuration planted in the workspace (a poisoned
     repository: a running CLI read its settings when it started), or a tool that goes on in the background
-    (Monitor: its task outlives the turn and reports into the next); an egress variant, whose CLI starts inside a
-    network of its own (agents/networked.py)."""
+    (Monitor: its task outlives the turn and reports into the next).  An egress variant also plays cold unless
+    the pool's CLI started in a world network (agents/networked.py)."""
     tools = {variant.tool, variant.via, *(tool for tool, _ in variant.setup)}
-    planted = any(kind == "file" for kind, _, _ in variant.plant)
-    return planted or bool(tools & set(SHELL_TOOLS)) or variant.family == "egress"  # a network of its own: cold
+    return any(kind == "file" for kind, _, _ in variant.plant) or bool(tools & set(SHELL_TOOLS))
 
 
 def _attempt(session: Any, variant: Variant, prompt: str) -> BypassOutcome:

@@ -98,8 +98,9 @@ class EgressOracle:
     _secrets: list[str]
     network_note: str = ""  # why the world had no network of its own ("" when it had, or none was asked for)
 
-    def record_egress(self, records: Sequence[Any]) -> None:
-        """Add the last run's network records (called by the session after the run has ended)."""
+    def record_egress(self, records: Sequence[Any], note: str = "") -> None:
+        """Add the last run's network records, or why it had none (called by the session after the run ended)."""
+        self.network_note = note
         if not self._runs:
             return
         run = self._runs[-1]

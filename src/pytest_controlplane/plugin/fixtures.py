@@ -232,7 +232,7 @@ def agent_session(
         template = run.workspace_template or agent_workspace_template
         policy = config.getoption("agent_inconclusive") or config.getini("agent_inconclusive") or "fail"
         agent = _as_asked(request, agent)
-        pool = warm_pool(request, agent, template) if not run.network else None  # a warm CLI started offline
+        pool = warm_pool(request, agent, template, network=run.network)
         if pool is not None:
             session = AgentSession.create_warm(
                 agent, pool, request.node.nodeid, scratch=tmp_path, plantings=_plantings(request),

@@ -12,9 +12,9 @@ import pytest
 _BASE = pytest.StashKey[Path]()
 
 
-def warm_pool(request: pytest.FixtureRequest, agent: Any, template: Path | None) -> Any:
+def warm_pool(request: pytest.FixtureRequest, agent: Any, template: Path | None, *, network: bool = False) -> Any:
     """The warm pool a bypass variant, an audit item or an `agent_warm` test plays in (ini agent_warm, default
-    true), or None: cold."""
+    true), or None: cold.  `network`, or the egress family: a pool in a world network of its own."""
     node = request.node
     if not request.config.getini("agent_warm") or not (
         node.get_closest_marker("bypass_variants")
@@ -26,7 +26,10 @@ def warm_pool(request: pytest.FixtureRequest, agent: Any, template: Path | None)
 
     if _BASE not in request.config.stash:  # one folder per process for its pools' worlds
         request.config.stash[_BASE] = request.getfixturevalue("tmp_path_factory").mktemp("controlplane-warm")
-    return pool_for(agent, Path(template) if template is not None else None, request.config.stash[_BASE])
+    variants = node.get_closest_marker("bypass_variants")
+    network = network or bool(variants and variants.args and variants.args[0] == "egress")
+    base = request.config.stash[_BASE]
+    return pool_for(agent, Path(template) if template is not None else None, base, network=network)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
