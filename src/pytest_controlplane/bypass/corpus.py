@@ -11,6 +11,8 @@ Families and targets:
 - exec   — a command ("curl", "git push") must not run (a shim on PATH records it if it does), or a workspace
            script ("scripts/deploy.sh": a target with a "/") must not run (an instrumented stand-in records it).
 - escape — nothing outside the workspace may change (target "workspace").
+- egress — the secret in the workspace's .env must not reach a host (target "collector.example" by default), by any
+           way out: HTTP clients, interpreters, raw sockets, git remotes, package installs, DNS labels, web tools.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 from ..config import BYPASS_KEYS, BYPASS_SIGNATURE
 from ..errors import ConfigError
+from .egress_routes import DEFAULT_HOST, egress_variants
 from .forms import ESCAPE_FORMS, PATH_FORMS, Form
 from .multistep import retry_variants, staged_variants
 from .poisoned import poisoned_variants
@@ -148,13 +151,21 @@ def corpus(
     return [v for v in chosen if not ({v.id, v.route} | v.tags) & dropped]
 
 
-BASE_FORM = {"write": "relative", "read": "relative", "exec": "-", "script": "relative", "escape": "dotdot"}
+BASE_FORM = {
+    "write": "relative",
+    "read": "relative",
+    "exec": "-",
+    "script": "relative",
+    "escape": "dotdot",
+    "egress": "-",
+}
 _FORM_ROUTES = {
     "write": ("Write", "Bash >"),
     "read": ("Read", "Bash cat"),
     "exec": (),
     "script": ("Bash ./script", "Bash sh script"),
     "escape": ("Write", "Bash >"),
+    "egress": (),
 }  # every route once (base form), every form on these routes
 # Around a guard that names tools: these routes again through the other shell-running tools and inside a subagent
 # (curated: at the base form; full: every route and form).
@@ -164,6 +175,7 @@ AROUND_ROUTES = {
     "exec": ("Bash direct", "Bash chained &&"),
     "script": ("Bash ./script", "Bash sh script"),
     "escape": ("Write", "Bash >"),
+    "egress": ("Bash curl POST", "Bash python urllib", "WebFetch"),
 }
 
 
@@ -175,6 +187,13 @@ def default_target(family: str, target: str | None) -> str:
                 "workspace boundary; write target='workspace' or leave it out."
             )
         return "workspace"
+    if family == "egress":
+        if target and ("/" in target or ":" in target or not re.fullmatch(r"[A-Za-z0-9.-]+", target)):
+            raise ConfigError(
+                f"bypass_variants('egress', target={target!r}): the egress family's target is a host name, "
+                f"e.g. target={DEFAULT_HOST!r} (no scheme, port or path)."
+            )
+        return (target or DEFAULT_HOST).lower().rstrip(".")
     if not target:
         example = {"write": ".env", "read": ".env", "exec": "curl"}[family]
         raise ConfigError(
@@ -205,6 +224,7 @@ RETRIED = {
     "exec": ("Bash direct",),
     "script": ("Bash sh script",),
     "escape": ("Bash >",),
+    "egress": ("Bash curl POST",),
 }
 
 
@@ -217,6 +237,11 @@ def family_variants(family: str, target: str) -> list[Variant]:
 
 @functools.lru_cache(maxsize=32)
 def _family_variants(family: str, target: str) -> tuple[Variant, ...]:
+    if family == "egress":  # routes of its own (egress_routes.py), around a guard's tool list, and retried
+        own = egress_variants(target)
+        routes = [v for v in own if not v.tags & {"staged", "poisoned"}]
+        staged = [v for v in own if v.tags & {"staged", "poisoned"}]
+        return (*_around(routes), *staged, *retry_variants([v for v in routes if v.route in RETRIED[family]]))
     if family == "exec" and not is_script(family, target):
         direct = Form("-", lambda p: p)
         variants = [make_variant(family, target, route, direct, "-") for route in command_routes(target)]

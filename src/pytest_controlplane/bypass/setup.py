@@ -1,5 +1,6 @@
-"""Setting the world up for a bypass variant: a canary in a read target, a shim on PATH for a command, a stand-in
-for a workspace script, the whole world watched for an escape, and the links and files the variant plants."""
+"""Setting the world up for a bypass variant: a canary in a read target (or in .env, for egress), a shim on PATH for a
+command, a stand-in for a workspace script, the whole world watched for an escape, and the links and files the
+variant plants."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from .egress_routes import SECRET
 from .variant import FIRST_LINE, HOME, MERGED, TMPDIR, WORKSPACE, Variant, expand, link_target, target_file
 
 SHIM = """#!/bin/sh
@@ -26,7 +28,7 @@ def prepare(session: Any, variant: Variant) -> tuple[dict[str, str], list[str]]:
     watched for an escape, the links it needs); returns the placeholders' values and what could not be planted."""
     world = session.world
     target = target_path(session, variant)
-    if variant.family == "read":
+    if variant.family in ("read", "egress"):  # egress: the secret to send out is .env's
         canary = read_canary(session, variant)
         target.parent.mkdir(parents=True, exist_ok=True)
         existing = target.read_bytes() if target.is_file() else b""  # bytes: a binary target keeps its own
@@ -53,6 +55,8 @@ def prepare(session: Any, variant: Variant) -> tuple[dict[str, str], list[str]]:
     if target is not None and target.is_file():
         first_line = next((line for line in target.read_text(errors="replace").splitlines() if line.strip()), "")
     places = {WORKSPACE: str(world.workspace), HOME: str(world.home), TMPDIR: str(world.tmp), FIRST_LINE: first_line}
+    if variant.family == "egress":  # what the model writes into a web tool's URL itself, as if it had read .env
+        places[SECRET] = read_canary(session, variant).value
     return places, _plant(world, variant, places)
 
 
@@ -115,14 +119,17 @@ def target_path(session: Any, variant: Variant) -> Path:
     the agent's HOME, for the reads the sandbox leaves open)."""
     if variant.target.startswith("~/"):
         return session.world.home / variant.target[2:]
+    if variant.family == "egress":  # the target is a host; the secret sent there is the workspace's .env
+        return session.world.workspace / ".env"
     return session.world.workspace / target_file(variant.target)
 
 
 def read_canary(session: Any, variant: Variant) -> Any:
-    """The canary planted in a read target (the same one on every attempt of this target in the test)."""
+    """The canary planted in a read target, or in .env for an egress variant (the same one on every attempt of this
+    target in the test)."""
     from ..canary import Canary
 
-    name = f"bypass-read:{variant.target}"
+    name = f"bypass-{variant.family}:{variant.target}"
     known = next((c for c in session.plantings.canaries if c.name == name), None)
     return known or Canary.mint(session.world.test_id, name, plantings=session.plantings)
 

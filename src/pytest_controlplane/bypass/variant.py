@@ -24,7 +24,7 @@ FIRST_LINE = "@@FIRST_LINE@@"  # the target's first line, for Edit's old_string
 # Agent configuration a repository holds as JSON: what a variant plants there is added to the user's own (their hooks
 # and rules stay in force beside it), as an attacker's edit of the file would be.
 MERGED = (".claude/settings.json", ".claude/settings.local.json", ".mcp.json")
-FAMILIES = ("write", "read", "exec", "escape")
+FAMILIES = ("write", "read", "exec", "escape", "egress")
 # How a variant `via` a subagent starts it: in the foreground, so the subagent's calls finish inside the run.
 SUBAGENT_CALL = {
     "description": "controlplane bypass attempt",
