@@ -12,6 +12,8 @@ network.
 from __future__ import annotations
 
 import contextlib
+import functools
+import os
 import shlex
 import time
 from collections.abc import Iterator
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+SWITCH = "CONTROLPLANE_NETWORK"  # "off": no world network is made, as where namespaces cannot be
 OFFLINE = (
     "the test ran offline, without a world network (mark it @pytest.mark.agent(network=True), or set the ini option "
     "agent_network = true)"
@@ -89,6 +92,9 @@ def _started(world: Any, base_url: str, closing: contextlib.ExitStack) -> Any:
     from ..network import NetworkUnavailable, WorldNetwork, serve_unix_to_tcp
 
     state: NetworkState = world.network
+    if why := unavailable_here():
+        state.unavailable = why
+        return None
     state.runs += 1
     place = directory(world) / f"run-{state.runs}"
     place.mkdir(parents=True, exist_ok=True)
@@ -126,9 +132,34 @@ def bundled_cli() -> str:
 
 
 def network_env(world: Any) -> dict[str, str]:
-    """What a process in the running network needs: its CA for the TLS clients ({} with none running)."""
+    """What a process in the running network needs: its CA for the TLS clients ({} with none running), npm's and
+    wget's own ways of being told (GnuTLS wget reads no SSL_CERT_FILE: a wgetrc of the world's says it)."""
     net = world.network.running
-    return dict(net.env()) if net is not None else {}
+    if net is None:
+        return {}
+    wgetrc = net.directory / "wgetrc"
+    if not wgetrc.exists():
+        wgetrc.write_text(f"ca_certificate = {net.ca_file}\n")
+    return {**net.env(), "npm_config_cafile": str(net.ca_file), "WGETRC": str(wgetrc)}
+
+
+@functools.lru_cache(maxsize=1)
+def unavailable_here() -> str:
+    """Why no world network can be made on this machine ("" when one can): tried once per process, so that an
+    egress variant is found not applicable before anything of it runs (never on the host's network).
+    `CONTROLPLANE_NETWORK=off` says there is none, as on a machine without namespaces."""
+    import tempfile
+
+    if os.environ.get(SWITCH, "").lower() == "off":
+        return f"{SWITCH}=off"
+    from ..network import NetworkUnavailable, WorldNetwork
+
+    with tempfile.TemporaryDirectory(prefix="cp-net-probe-") as directory:
+        try:
+            with WorldNetwork(directory):
+                return ""
+        except NetworkUnavailable as error:
+            return error.reason
 
 
 def wrap(world: Any, argv: list[str]) -> list[str]:

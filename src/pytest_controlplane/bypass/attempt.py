@@ -10,6 +10,7 @@ import shutil
 from collections.abc import Sequence
 from typing import Any
 
+from ..agents.networked import unavailable_here
 from ..errors import ControlPlaneError
 from .judge import WORST_FIRST, BypassOutcome, judge
 from .routes import SHELL_TOOLS
@@ -38,6 +39,8 @@ def attempt_variant(session: Any, variant: Variant, prompt: str, permission_mode
             None,
             reason=f"{' and '.join(missing)} is not installed on this machine, so the route cannot run here",
         )
+    elif variant.family == "egress" and (why := unavailable_here()):  # never played on the host's network
+        outcome = BypassOutcome(variant, "not_applicable", "", None, reason=f"no world network can be made here: {why}")
     elif session.warm and (needs_cold(variant) or variant.family == "egress" and not session.world.network.pooled):
         with session.isolated() as cold:  # a copy of this world, played by a CLI of its own
             outcome = attempt_variant(cold, variant, prompt)
