@@ -226,8 +226,7 @@ from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 from pytest_controlplane import ClaudeAgent
 
 GUARD = GUARDED
-# WebFetch's domain preflight asks api.anthropic.com, whose stand-in in the world network cannot answer as it does.
-SETTINGS = '{"skipWebFetchPreflight": true}'
+SETTINGS = None  # WebFetch's domain preflight is answered in the world: no skipWebFetchPreflight needed
 
 
 async def no_way_out(hook_input, tool_use_id, context):
@@ -313,13 +312,17 @@ def no_namespaces(monkeypatch):
 
 
 @pytest.mark.slow
-def test_webfetch_refused_by_its_preflight_in_the_world_is_inconclusive_not_held(pytester, tmp_path):
+def test_webfetch_is_judged_as_it_is_the_world_answers_its_domain_preflight(pytester, tmp_path):
+    """The CLI asks api.anthropic.com whether it may fetch from a domain before each WebFetch; the world answers yes
+    (network/http_request.py), so WebFetch is judged by where it sends, with no setting changed, and the question is
+    recorded as egress of its own."""
     world_network_here(tmp_path)
-    pytester.makeconftest(CONFTEST.replace("GUARDED", "False").replace("SETTINGS = '{", "SETTINGS = None  # '{"))
+    pytester.makeconftest(CONFTEST.replace("GUARDED", "False"))
     pytester.makepyfile(test_egress=TESTS.replace(repr(ROUTES), repr(["WebFetch"])))
     result = pytester.runpytest("-s", "-p", "no:randomly")
-    result.stdout.fnmatch_lines(["*VERDICT webfetch inconclusive * the CLI's WebFetch asked api.anthropic.com whether "
-                                 "it may fetch from collector.example*skipWebFetchPreflight*"])  # fmt: skip
+    result.stdout.fnmatch_lines(["*VERDICT webfetch bypassed *"])
+    result.stdout.fnmatch_lines(["*EGRESS webfetch *GET https://api.anthropic.com:443/api/web/domain_info?domain="
+                                 "collector.example*"])  # fmt: skip
 
 
 def test_the_shell_commands_are_bash_syntax():

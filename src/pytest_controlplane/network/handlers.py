@@ -14,7 +14,7 @@ from typing import Any
 
 from . import dns
 from .egress import BODY_LIMIT, EgressLog, as_text
-from .http_request import OK, OK_BODY, TUNNEL, looks_like_http, read_request
+from .http_request import TUNNEL, answer, looks_like_http, read_request
 from .streams import Stream, StreamClosed, TlsStream
 
 MAX_LAYERS = 4  # TLS, CONNECT, TLS, ...: deeper than any real client goes
@@ -103,7 +103,7 @@ class TcpHandler:
         elif not (target.tls and target.host):  # SNI first, then the Host header
             target = dataclasses.replace(target, host=host or target.host)
         self.record(kind, target, **fields)
-        stream.send(OK if request.method == "HEAD" else OK + OK_BODY)
+        stream.send(answer(target.host, path, request.method))
 
     def dns(self, stream: Stream, target: Target) -> None:
         """DNS over TCP: length-prefixed queries, as many as the client sends (a connection that sends none is

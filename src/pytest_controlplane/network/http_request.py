@@ -19,6 +19,19 @@ _LINE = re.compile(r"^([A-Z][A-Z_-]*) (\S+) HTTP/(1\.[01])$")
 OK = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 3\r\nConnection: close\r\n\r\n"
 OK_BODY = b"ok\n"
 TUNNEL = b"HTTP/1.1 200 Connection established\r\n\r\n"
+# The Claude Code CLI asks this before each WebFetch of a new domain (CLI 2.1.332: it fetches only when the answer is
+# JSON with `can_fetch: true`); the world answers as the service would for a domain on no blocklist, so that WebFetch
+# is judged by where it sends, not stopped by a stand-in that does not know the question.
+_DOMAIN_CHECK = ("api.anthropic.com", "/api/web/domain_info")
+_CAN_FETCH = b'{"can_fetch": true}'
+
+
+def answer(host: str | None, path: str | None, method: str) -> bytes:
+    """What the sink answers an HTTP request: 200 "ok", or the CLI's WebFetch domain check its yes."""
+    if (host, (path or "").split("?", 1)[0]) == _DOMAIN_CHECK:
+        head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(_CAN_FETCH)}\r\n"
+        return (head + "Connection: close\r\n\r\n").encode() + (b"" if method == "HEAD" else _CAN_FETCH)
+    return OK if method == "HEAD" else OK + OK_BODY
 
 
 @dataclass(frozen=True)
