@@ -5,7 +5,7 @@ PINNED is what gets past the curl/wget hook on CLI 2.1.332; the README's table i
 from pathlib import Path
 
 import pytest
-from conftest import default_deny_options
+from egress_guards import default_deny_options
 
 from pytest_controlplane import ClaudeAgent
 from pytest_controlplane.bypass.corpus import corpus
