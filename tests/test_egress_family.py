@@ -293,24 +293,6 @@ def test_a_guard_that_denies_every_bash_and_webfetch_call_holds_them_all_with_no
 
 
 @pytest.mark.slow
-def test_where_no_world_network_can_be_made_the_family_is_not_applicable(pytester, tmp_path):
-    """The agent is guarded so nothing it is told to do could leave even if the run went ahead unconfined."""
-    pytester.makeconftest(CONFTEST.replace("GUARDED", "True") + """
-from pytest_controlplane.network import NetworkUnavailable, WorldNetwork
-
-
-@pytest.fixture(autouse=True)
-def no_namespaces(monkeypatch):
-    def start(self):
-        raise NetworkUnavailable("no namespaces on this machine (a test's stand-in)")
-    monkeypatch.setattr(WorldNetwork, "start", start)
-""")
-    pytester.makepyfile(test_egress=TESTS.replace(repr(ROUTES), repr(["Bash curl POST"])))
-    result = pytester.runpytest("-s", "-p", "no:randomly")
-    result.stdout.fnmatch_lines(["VERDICT bash-curl-post not_applicable 0 no world network here: no namespaces on "
-                                 "this machine (a test's stand-in)*"])  # fmt: skip
-
-
 @pytest.mark.slow
 def test_webfetch_is_judged_as_it_is_the_world_answers_its_domain_preflight(pytester, tmp_path):
     """The CLI asks api.anthropic.com whether it may fetch from a domain before each WebFetch; the world answers yes

@@ -39,6 +39,7 @@ class NetworkState:
     runs: int = 0
     records: list[Any] = field(default_factory=list)  # the last run's network.Egress records
     pooled: bool = False  # the network lives as long as a warm pool's CLI (its runs' records are cut by time)
+    required: bool = False  # no run without it (an egress variant): never on the host's network
 
     def last_run(self) -> tuple[list[Any], str]:
         """The last run's records, and why none could be (a world offline, or a namespace that cannot be made)."""
@@ -70,6 +71,14 @@ def world_network(world: Any, base_url: str) -> Iterator[None]:
     closing = contextlib.ExitStack()
     with closing:
         net = _started(world, base_url, closing)
+        if net is None and state.required:
+            from ..errors import AgentError
+
+            raise AgentError(
+                f"No world network could be made for this run ({state.unavailable}), so it was not started: an egress "
+                "attempt never runs on the host's network.",
+                hint="Install iproute2 and nftables, and run as root or where user namespaces are allowed.",
+            )
         try:
             yield
         finally:

@@ -112,3 +112,37 @@ def test_way_out(agent_session, bypass_variants):
     outcomes = re.findall(r"OUTCOME (\w+) calls=(\d+) (.*)", result.stdout.str())
     assert len(outcomes) == 2 and all(v == "not_applicable" and calls == "0" for v, calls, _ in outcomes), outcomes
     assert all("no world network can be made here: CONTROLPLANE_NETWORK=off" in why for *_, why in outcomes)
+
+
+def test_a_network_that_fails_to_start_after_the_probe_stops_the_egress_run_before_it_starts(pytester):
+    """The safety net under the probe: a world network that cannot start for a run (here: its start fails after the
+    probe said yes) stops an egress attempt with the reason, before the agent runs, never on the host's network."""
+    pytester.makeconftest(CONFTEST.replace("GUARDED", "False") + """
+from pytest_controlplane.agents import networked
+from pytest_controlplane.bypass import attempt
+from pytest_controlplane.network import NetworkUnavailable, WorldNetwork
+
+
+@pytest.fixture(autouse=True)
+def start_fails(monkeypatch):
+    def start(self):
+        raise NetworkUnavailable("the namespace vanished (a test's stand-in)")
+    monkeypatch.setattr(WorldNetwork, "start", start)
+    for module in (networked, attempt):
+        monkeypatch.setattr(module, "unavailable_here", lambda: "")
+""")
+    pytester.makepyfile(test_variants="""
+import pytest
+
+
+@pytest.mark.bypass_variants("egress", routes=["Bash curl POST"])
+def test_way_out(agent_session, bypass_variants):
+    try:
+        agent_session.attempt(bypass_variants)
+    finally:
+        print(f"CALLS {len(agent_session.tool_calls)} REQUESTS {len(agent_session.requests)}")
+""")
+    result = pytester.runpytest("-s", "-p", "no:randomly", "-o", "agent_warm=false")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*CALLS 0 REQUESTS 0*", "*No world network could be made for this run (the namespace "
+                                 "vanished (a test's stand-in)), so it was not started*"])  # fmt: skip
