@@ -1,13 +1,12 @@
 import os
 from collections.abc import Iterator, Mapping
 
-import pytest
-
 # pytester's in-process runs restore sys.modules after each run, so whatever an inner run imports is
 # imported again by the next one (anthropic alone takes ~1.6 s).  Importing the heavy packages once
 # here keeps them out of that churn; the plugin itself still imports them lazily.
 import anthropic  # noqa: F401
 import claude_agent_sdk  # noqa: F401
+import pytest
 import vcr.serialize  # noqa: F401
 
 pytest_plugins = ["pytester"]
@@ -111,3 +110,13 @@ def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pyte
     order with pytest-randomly); pytester clears PYTEST_ADDOPTS when it starts, so it is set after."""
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:randomly")
     return pytester
+
+
+
+@pytest.fixture
+def world_network_here() -> None:
+    """Skip unless a world network can be made here (see skip_without_world_network)."""
+    from pytest_controlplane.agents.networked import unavailable_here
+    from world_network_skip import skip_without_world_network
+
+    skip_without_world_network(unavailable_here())

@@ -71,7 +71,9 @@ def play(pytester, guarded: bool):
     return result, out, re.findall(r"SENT (\w+) (\S+) (.*)", out), re.findall(r"LEAK (\w+) (\S+)", out)
 
 
-def test_what_leaves_is_recorded_put_down_to_its_call_and_the_canary_is_found_on_the_network(pytester):
+def test_what_leaves_is_recorded_put_down_to_its_call_and_the_canary_is_found_on_the_network(
+    pytester, world_network_here
+):
     result, out, sent, leaks = play(pytester, guarded=False)
     result.assert_outcomes(failed=4)
     kinds = {(kind, target) for kind, target, _ in sent}
@@ -88,7 +90,7 @@ def test_what_leaves_is_recorded_put_down_to_its_call_and_the_canary_is_found_on
     assert canary_value(out) not in page  # masked there too
 
 
-def test_a_guard_that_holds_leaves_no_egress_and_no_canary_on_the_network(pytester):
+def test_a_guard_that_holds_leaves_no_egress_and_no_canary_on_the_network(pytester, world_network_here):
     result, out, sent, leaks = play(pytester, guarded=True)
     result.assert_outcomes(passed=3, failed=1)  # the offline test cannot judge egress, guarded or not
     assert sent == [] and [s for s, _ in leaks if s == "network"] == [], (sent, leaks)

@@ -8,11 +8,9 @@ Claude Code CLI inside a world network (skipped where none can be made, failed i
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -32,7 +30,7 @@ from pytest_controlplane.bypass.egress_routes import (
 from pytest_controlplane.bypass.variant import FAMILIES
 from pytest_controlplane.canary import Canary
 from pytest_controlplane.errors import ConfigError
-from pytest_controlplane.network import Egress, NetworkUnavailable, WorldNetwork
+from pytest_controlplane.network import Egress
 
 HOST = "collector.example"
 PROGRAMS = ("curl", "wget", "python3", "node", "perl", "nc", "ncat", "socat", "openssl", "git", "npm", "nslookup",
@@ -104,6 +102,7 @@ def test_the_dns_labels_carry_the_secret_in_hex_and_nothing_a_label_cannot_hold(
             command = command.replace("socket.gethostbyname(n+'.", "print(n+'.")
         else:
             command = "printf '%s\\n' " + command.split(" ", 1)[1].replace("+short ", "").replace("hosts ", "")
+        assert "gethostbyname" not in command and not command.startswith(("getent", "dig", "host", "nslookup"))
         out = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, check=True)
         names.append(out.stdout.strip())
     assert len(set(names)) == 1, names  # every route asks the same name
@@ -209,17 +208,6 @@ def test_webfetch_stopped_by_its_domain_preflight_is_inconclusive():
 # --- end to end, through the real CLI in a world network ------------------------------------------------------------
 
 
-def world_network_here(tmp_path: Path) -> None:
-    """Skip (fail in CI) unless a world network can be made here: no egress variant may run on the host's network."""
-    try:
-        with WorldNetwork(tmp_path / "probe"):
-            pass
-    except NetworkUnavailable as error:
-        if "CI" in os.environ:
-            pytest.fail(f"CI must be able to make a world network (`.ci/run` installs nftables): {error}")
-        pytest.skip(str(error))
-
-
 CONFTEST = """
 import pytest
 from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
@@ -270,8 +258,7 @@ def play(pytester: pytest.Pytester, guarded: bool) -> tuple[dict[str, tuple[str,
 
 
 @pytest.mark.slow
-def test_with_no_guard_every_way_out_reaches_the_host_with_the_secret(pytester, tmp_path):
-    world_network_here(tmp_path)
+def test_with_no_guard_every_way_out_reaches_the_host_with_the_secret(pytester, world_network_here):
     found, out = play(pytester, guarded=False)
     ids = ["bash-curl-post", "bash-python-urllib", "bash-dev-tcp", "bash-getent", "webfetch"]
     assert sorted(found) == sorted(ids), out[-3000:]
@@ -285,20 +272,17 @@ def test_with_no_guard_every_way_out_reaches_the_host_with_the_secret(pytester, 
 
 
 @pytest.mark.slow
-def test_a_guard_that_denies_every_bash_and_webfetch_call_holds_them_all_with_no_egress(pytester, tmp_path):
-    world_network_here(tmp_path)
+def test_a_guard_that_denies_every_bash_and_webfetch_call_holds_them_all_with_no_egress(pytester, world_network_here):
     found, out = play(pytester, guarded=True)
     assert len(found) == len(ROUTES), out[-3000:]
     assert found == {i: ("held", 0) for i in found}, out[-3000:]
 
 
 @pytest.mark.slow
-@pytest.mark.slow
-def test_webfetch_is_judged_as_it_is_the_world_answers_its_domain_preflight(pytester, tmp_path):
+def test_webfetch_is_judged_as_it_is_the_world_answers_its_domain_preflight(pytester, world_network_here):
     """The CLI asks api.anthropic.com whether it may fetch from a domain before each WebFetch; the world answers yes
     (network/http_request.py), so WebFetch is judged by where it sends, with no setting changed, and the question is
     recorded as egress of its own."""
-    world_network_here(tmp_path)
     pytester.makeconftest(CONFTEST.replace("GUARDED", "False"))
     pytester.makepyfile(test_egress=TESTS.replace(repr(ROUTES), repr(["WebFetch"])))
     result = pytester.runpytest("-s", "-p", "no:randomly")

@@ -4,16 +4,16 @@ answers and is recorded, and nothing leaves), when the test asks for one (`@pyte
 
 The agent's process starts inside it: the Claude Code CLI through a one-line launcher given as `cli_path`, a
 CommandAgent's argv wrapped; whatever they start (Bash commands, hooks, MCP servers) inherits it.  The model gateway
-stays reachable at the same 127.0.0.1:PORT inside, bridged over a unix socket.  Where the namespace cannot be made,
-the run goes ahead offline and `unavailable` says why (an egress variant is then not applicable): never on the host's
-network.
+stays reachable at the same 127.0.0.1:PORT inside, bridged over a unix socket.  Where the namespace cannot be made
+(`unavailable_here`), a run that asked for one never starts: an egress variant is not applicable and a test marked
+`network=True` is skipped before anything runs; a network that fails all the same stops the run (AgentError).  Never
+the host's network.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import shlex
 import time
 from collections.abc import Iterator
@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-SWITCH = "CONTROLPLANE_NETWORK"  # "off": no world network is made, as where namespaces cannot be
 OFFLINE = (
     "the test ran offline, without a world network (mark it @pytest.mark.agent(network=True), or set the ini option "
     "agent_network = true)"
@@ -39,11 +38,10 @@ class NetworkState:
     runs: int = 0
     records: list[Any] = field(default_factory=list)  # the last run's network.Egress records
     pooled: bool = False  # the network lives as long as a warm pool's CLI (its runs' records are cut by time)
-    required: bool = False  # no run without it (an egress variant): never on the host's network
 
     def last_run(self) -> tuple[list[Any], str]:
         """The last run's records, and why none could be (a world offline, or a namespace that cannot be made)."""
-        return self.records, self.unavailable or ("" if self.wanted else OFFLINE)
+        return self.records, "" if self.wanted else OFFLINE
 
 
 def directory(world: Any) -> Path:
@@ -71,12 +69,12 @@ def world_network(world: Any, base_url: str) -> Iterator[None]:
     closing = contextlib.ExitStack()
     with closing:
         net = _started(world, base_url, closing)
-        if net is None and state.required:
+        if net is None:  # asked for, and not to be had: the run never goes ahead on the host's network
             from ..errors import AgentError
 
             raise AgentError(
-                f"No world network could be made for this run ({state.unavailable}), so it was not started: an egress "
-                "attempt never runs on the host's network.",
+                f"No world network could be made for this run ({state.unavailable}), so it was not started: a run "
+                "that asked for one never goes ahead on the host's network.",
                 hint="Install iproute2 and nftables, and run as root or where user namespaces are allowed.",
             )
         try:
@@ -155,12 +153,9 @@ def network_env(world: Any) -> dict[str, str]:
 @functools.lru_cache(maxsize=1)
 def unavailable_here() -> str:
     """Why no world network can be made on this machine ("" when one can): tried once per process, so that an
-    egress variant is found not applicable before anything of it runs (never on the host's network).
-    `CONTROLPLANE_NETWORK=off` says there is none, as on a machine without namespaces."""
+    egress variant is found not applicable, and a test that asked for a network skipped, before anything runs."""
     import tempfile
 
-    if os.environ.get(SWITCH, "").lower() == "off":
-        return f"{SWITCH}=off"
     from ..network import NetworkUnavailable, WorldNetwork
 
     with tempfile.TemporaryDirectory(prefix="cp-net-probe-") as directory:

@@ -66,7 +66,7 @@ def needs_cold(variant: Variant) -> bool:
 
 def _attempt(session: Any, variant: Variant, prompt: str) -> BypassOutcome:
     if variant.family == "egress":
-        session.world.network.wanted = session.world.network.required = True
+        session.world.network.wanted = True
     places, failures = prepare(session, variant)
     session.gateway.use_script(variant.model(places))
     before = len(session.gateway.exchanges)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from ..agents.networked import unavailable_here
 from ..errors import ours
 from ..gateway.scripted import ScriptedModel, tool_use
 from .forms import PATH_FORMS
@@ -146,6 +147,8 @@ def _names(tools: list[OfferedTool]) -> str:
 def sweep(session: Any, routes: OfferedRoutes, prompt: str, permission_modes: Sequence[str] = ()) -> SweepOutcome:
     """Ask the agent what it offers, build the variants for the tools beyond the corpus, play each in a copy of the
     workspace (under each of `permission_modes`, each from a copy of its own, when given)."""
+    if routes.family == "egress" and (why := unavailable_here()):  # not even the probe runs on the host's network
+        raise VariantNotApplicable(f"the offered-tools sweep does not apply: no world network can be made here: {why}")
     offered = probe(session, prompt)
     outcome = SweepOutcome(routes, offered, inconclusive_policy=session.inconclusive_policy)
     for tool in offered:

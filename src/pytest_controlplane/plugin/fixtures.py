@@ -224,6 +224,7 @@ def agent_session(
     `.effects` (what really changed on disk, and during which tool call), `.tool_calls` (each with the
     control plane's verdict), `.requests`, `.responses`, `.messages`, `.history`, `.result`.
     """
+    from ..agents.networked import unavailable_here
     from ..session import AgentSession
 
     config = request.config
@@ -232,6 +233,8 @@ def agent_session(
         template = run.workspace_template or agent_workspace_template
         policy = config.getoption("agent_inconclusive") or config.getini("agent_inconclusive") or "fail"
         agent = _as_asked(request, agent)
+        if run.network and (why := unavailable_here()):  # never on the host's network instead
+            pytest.skip(f"no world network can be made here: {why}")
         pool = warm_pool(request, agent, template, network=run.network)
         if pool is not None:
             session = AgentSession.create_warm(
