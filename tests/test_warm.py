@@ -206,3 +206,14 @@ def test_shards_hold_every_item_exactly_once(pytester):
     bad = pytester.runpytest("--agent-audit-shard", "4/3")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     assert re.search(r"'4/3' is no shard; write K/N with 1 <= K <= N", bad.stderr.str())
+
+
+def test_a_folder_gone_while_the_pool_lists_it_is_skipped(tmp_path):
+    # The warm CLI makes and removes tmp/claude-*/fswatch-probe-* folders at any time; a reset listing one it just
+    # removed failed the next test (FileNotFoundError in CI). Such a folder is now skipped, never an error.
+    from pytest_controlplane.agents.warm import _listing
+
+    (tmp_path / "claude-0").mkdir()
+    (tmp_path / "a-file").write_text("")
+    assert _listing(tmp_path, "claude-") == [tmp_path / "claude-0"]
+    assert _listing(tmp_path / "fswatch-probe-gone") == [] and _listing(tmp_path / "a-file") == []

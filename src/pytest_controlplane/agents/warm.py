@@ -189,8 +189,10 @@ class WarmPool:
         for entry in world.tmp.iterdir():
             if entry.name != "cc-socks" and not entry.name.startswith("claude-"):
                 _remove(entry)
-        for tasks in world.tmp.glob("claude-*/*/*"):  # a finished session's task outputs
-            _remove(tasks)
+        for top in _listing(world.tmp, "claude-"):  # a finished session's task outputs (claude-*/<project>/*);
+            for project in _listing(top):  # the CLI's fswatch-probe-* folders are its own, made and removed any time
+                for output in _listing(project) if not project.name.startswith("fswatch-probe") else []:
+                    _remove(output)
         _empty(world.session_store_dir)
         self.gateway.exchanges.clear()
         self.gateway.problems.clear()
@@ -262,6 +264,12 @@ def _files(path: Path) -> list[Path]:
     if path.is_dir() and not path.is_symlink():
         return sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink())
     return [path] if path.is_file() else []
+
+
+def _listing(directory: Path, prefix: str = "") -> list[Path]:
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):  # the running CLI removes its own at any time
+        return [entry for entry in directory.iterdir() if entry.name.startswith(prefix)]
+    return []
 
 
 def _empty(directory: Path) -> None:
