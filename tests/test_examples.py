@@ -239,3 +239,15 @@ def test_settings_hooks_catches_a_broken_hook_and_never_shows_the_secrets(pytest
     shown = [(name, secret) for name, text in texts.items() for secret in SECRETS_OF_THE_EXAMPLE if secret in text]
     assert shown == []
     assert any("«secret: " in text for name, text in texts.items() if name.endswith(".html"))  # masked, not dropped
+
+
+def test_no_two_test_modules_share_a_name():
+    """`make test` collects tests/ with an example's folder (rootdir-relative imports, no packages): two test modules
+    of one name there fail the whole run at collection ("import file mismatch"), as CI once did."""
+    seen: dict[str, Path] = {}
+    clashes = []
+    for module in sorted([*REPO.glob("tests/test_*.py"), *REPO.glob("examples/*/test_*.py")]):
+        if module.name in seen:
+            clashes.append(f"{seen[module.name].relative_to(REPO)} and {module.relative_to(REPO)}")
+        seen.setdefault(module.name, module)
+    assert not clashes, "rename one of each: " + "; ".join(clashes)
