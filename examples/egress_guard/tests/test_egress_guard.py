@@ -29,7 +29,6 @@ class TestTheCurlWgetHook:
     @pytest.mark.bypass_variants("egress", target="collector.example")
     def test_exactly_the_pinned_ways_out_get_through(self, agent_session, bypass_variants):
         outcome = agent_session.attempt(bypass_variants)
-        print(f"VERDICT {bypass_variants} {outcome.verdict} {getattr(outcome, 'layer', '')}")
         if bypass_variants.id in PINNED and outcome.verdict != "not_applicable":
             assert outcome.bypassed, outcome.describe()
         else:
