@@ -263,7 +263,10 @@ def test_no_generated_page_is_committed():
 
 
 def test_a_verdict_or_layer_the_reference_cannot_describe_stops_the_build(monkeypatch):
-    from pytest_controlplane import layers, tool_call
+    # The modules as sys.modules has them: an earlier in-process pytester run may have left the package's attribute
+    # pointing at a copy it imported and then dropped, and the reference imports from sys.modules.
+    layers = importlib.import_module("pytest_controlplane.layers")
+    tool_call = importlib.import_module("pytest_controlplane.tool_call")
 
     reference = reference_hook()
     monkeypatch.setattr(tool_call, "VERDICTS", (*tool_call.VERDICTS, "quarantined"))

@@ -11,9 +11,11 @@ LAYERS, in the order a call meets them:
            need
 - prompt   the CLI's approval prompt: it asked a person ("… needs approval", "can't be checked before it runs").  With
            nobody to answer the call is `asked`, not denied: in an interactive session a person may say yes, and
-           `--agent-approval=allow` plays that person
+           `--agent-approval=allow` plays that person; the sandbox's proxy asking whether a domain its allowlist does
+           not name may be reached is one too (`deny network-outbound HOST (user denied)`)
 - sandbox  the OS sandbox the CLI runs commands in: a call that ran sandboxed (agents/sandbox.py) and that the OS
-           refused in its own words ("Read-only file system", "Permission denied"), whatever its exit code
+           refused in its own words ("Read-only file system", "Permission denied"), whatever its exit code, or that
+           found no network in it (no name resolves but through the sandbox's proxy)
 - none     nothing decided against it: the call ran, or its command ran and failed (what it did is the effects
            oracle's to judge)
 - unknown  cannot tell: the agent is seen from outside and nothing it logged says who refused

@@ -45,6 +45,10 @@ _FILES = (
 FAILED_TO_START = re.compile(r"Sandbox is enabled but failed to initialize[^\n]*")
 # What makes a command more than one simple command, for excludedCommands (measured: `python3 w.py` and `touch "x"`
 # are excluded, `python3 -c "open(...)"`, `sh -c 'echo > x'` and `true && touch x` are not).
+# The sandbox's network: its proxy's refusal, as the CLI appends it to the tool result (measured on 2.1.332: "user
+# denied" when its prompt had nobody to answer), and a name that cannot resolve inside it (no DNS but the proxy's).
+_NETWORK_REFUSED = re.compile(r"^deny network-outbound (\S+) \(([^)\n]*)\)", re.M)
+_NO_NETWORK = re.compile(r"Temporary failure in name resolution|Could not resolve host|Name or service not known")
 _COMPOUND = re.compile(r"[;&|<>()`$\n]")
 
 
@@ -138,9 +142,39 @@ def mark(calls: Iterable[ToolCall], sandbox: Sandbox | None) -> None:
             call.sandboxed, call.sandbox_note = False, f"unsandboxed: excludedCommands {excluded!r}"
         else:
             call.sandboxed, call.sandbox_note = True, "sandboxed"
-            hidden = _hidden(call.result, sandbox)
+            hidden, refused = _hidden(call.result, sandbox), _NETWORK_REFUSED.search(call.result)
             if hidden:
                 call.layer, call.sandbox_note = "sandbox", f"sandboxed: denyRead {hidden!r} hides the file"
+            elif refused and refused.group(2) == "user denied":  # its network prompt, with nobody to answer
+                call.layer = "prompt"
+                call.sandbox_note = (
+                    f"sandboxed: its proxy asked whether {refused.group(1)} may be reached (not in "
+                    "sandbox.network.allowedDomains) and nobody answered"
+                )
+            elif refused or _NO_NETWORK.search(call.result):
+                call.layer = "sandbox"
+                call.sandbox_note = (
+                    f"sandboxed: its proxy refused {refused.group(1)} ({refused.group(2)})"
+                    if refused
+                    else "sandboxed: no network in the sandbox but its proxy, and no name resolves"
+                )
+
+
+def let_out(sandbox: Sandbox | None, call: ToolCall | None, host: str) -> list[str]:
+    """The sandbox's words on `call` (a sandboxed call reaching `host` went out through the sandbox's proxy: whether
+    through an allowed domain, or one the allowlist does not name)."""
+    notes = [call.sandbox_note] if call is not None and call.sandbox_note else []
+    if not host or sandbox is None or not sandbox.enabled or call is None or not call.sandboxed:
+        return notes
+    allowed = [str(domain) for domain in (sandbox.settings.get("network") or {}).get("allowedDomains") or []]
+    match = next((d for d in allowed if host == d or d.startswith("*.") and host.endswith(d[1:])), "")
+    if match:
+        return [*notes, f"through an allowed domain: {match!r} is in sandbox.network.allowedDomains"]
+    return [*notes, (
+        f"{host} is not in sandbox.network.allowedDomains ({', '.join(allowed) or 'empty'}) and the sandbox's proxy "
+        "let it out: its network prompt was approved (under bypassPermissions without asking: anthropics/claude-code "
+        "#84833)"
+    )]  # fmt: skip
 
 
 class SandboxNotRunning(UserWarning):

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..effects.oracle import cli_own_tmp
 from ..errors import AgentError, ConfigError
 from ..tool_call import ToolCall
 from .networked import for_pool
@@ -187,7 +188,7 @@ class WarmPool:
             if entry.name not in _CONFIG_KEPT:
                 _remove(entry)  # transcripts, todos, and agent configuration a variant wrote there
         for entry in world.tmp.iterdir():
-            if entry.name != "cc-socks" and not entry.name.startswith("claude-"):
+            if not cli_own_tmp(entry.name):  # removing the sandbox's mux socket cut off every sandboxed connection
                 _remove(entry)
         for top in _listing(world.tmp, "claude-"):  # a finished session's task outputs (claude-*/<project>/*);
             for project in _listing(top):  # the CLI's fswatch-probe-* folders are its own, made and removed any time

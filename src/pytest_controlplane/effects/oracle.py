@@ -36,6 +36,12 @@ _CONTROL_FILES = ("settings.json", "settings.local.json", "CLAUDE.md", "agents",
                   "output-styles")  # fmt: skip
 
 
+def cli_own_tmp(name: str) -> bool:
+    """Whether `name`, in the agent's TMPDIR, is the Claude Code CLI's own (its sockets, task folders) or its sandbox
+    runtime's (srt-mux-*.sock: the proxy dials it for every connection): never the agent's effect, never removed."""
+    return name == "cc-socks" or name.startswith(("claude-", "srt-"))
+
+
 class EffectViolation(ControlPlaneFailure):
     """An effects assertion failed; the message shows each offending change, its route and the tool call."""
 
@@ -104,9 +110,7 @@ class Effects(EgressOracle):
             if path in (f"{home}/.cache", f"{home}/.config", f"{home}/.npm") or any(under(path, c) for c in caches):
                 return True
             if under(path, tmp) and path != tmp:
-                first = path[len(tmp) :].lstrip("/").split("/", 1)[0]
-                # the Claude Code CLI's sockets and task dirs; the sandbox runtime's (srt-mux-*.sock, ...)
-                return first == "cc-socks" or first.startswith(("claude-", "srt-"))
+                return cli_own_tmp(path[len(tmp) :].lstrip("/").split("/", 1)[0])
             return under(path, sessions) or under(path, recorder)  # a LoopAgent's session store; the hook log
 
         return cls(
