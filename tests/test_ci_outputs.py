@@ -370,18 +370,22 @@ def test_the_readme_install_line_from_the_built_wheel_runs_the_first_audit_comma
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
         ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", "controlplane-report", "mutants"))
     dist = tmp_path / "dist"
+    # build and pip unpack in a TMPDIR of this test's: in the real /tmp they are litter to the tests of other workers
+    # that check nothing new appears there while their agent runs (tests/test_agent_failures.py)
+    (tmp_path / "tmp").mkdir()
+    own_tmp = {**os.environ, "TMPDIR": str(tmp_path / "tmp")}
     subprocess.run([sys.executable, "-m", "build", "--outdir", str(dist),  # the sdist, and the wheel built from it
-                    str(source)], check=True, capture_output=True, timeout=600)
+                    str(source)], check=True, capture_output=True, timeout=600, env=own_tmp)
     checked = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", *map(str, dist.iterdir())],
                              capture_output=True, text=True)
     assert checked.returncode == 0 and checked.stdout.count("PASSED") == 2, checked.stdout + checked.stderr
     wheel = next(dist.glob("*.whl"))
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=own_tmp)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CONTROLPLANE_", "VIRTUAL_ENV"))}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
-    pip = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", f"{wheel}{install.group(1)}"], env=env,
-                         capture_output=True, text=True, timeout=1200)
+    pip = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", f"{wheel}{install.group(1)}"],
+                         env={**env, "TMPDIR": own_tmp["TMPDIR"]}, capture_output=True, text=True, timeout=1200)
     assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
     repo = tmp_path / "repo"
     (repo / ".claude").mkdir(parents=True)
