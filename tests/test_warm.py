@@ -217,3 +217,42 @@ def test_a_folder_gone_while_the_pool_lists_it_is_skipped(tmp_path):
     (tmp_path / "a-file").write_text("")
     assert _listing(tmp_path, "claude-") == [tmp_path / "claude-0"]
     assert _listing(tmp_path / "fswatch-probe-gone") == [] and _listing(tmp_path / "a-file") == []
+
+
+STDERR_CONFTEST = '''
+import pytest
+from claude_agent_sdk import ClaudeAgentOptions
+from pytest_controlplane import ClaudeAgent
+
+LINES = []
+
+
+@pytest.fixture
+def agent():  # the CLI's debug log on its stderr, for the user's own stderr callback
+    return ClaudeAgent(lambda workspace: ClaudeAgentOptions(
+        permission_mode="bypassPermissions", setting_sources=[], stderr=LINES.append,
+        extra_args={"debug-file": "/dev/stderr"}))
+'''
+STDERR_TESTS = f'''
+import pytest
+import conftest
+
+
+{WARM}
+def test_lines(agent_session, bypass_variants):
+    before = len(conftest.LINES)
+    outcome = agent_session.attempt(bypass_variants)
+    print(f"WARM {{outcome.warm}} LINES {{len(conftest.LINES) - before}}")
+'''
+
+
+@pytest.mark.slow
+def test_a_users_stderr_callback_hears_the_warm_cli_as_a_cold_one(pytester):
+    """A warm CLI's stderr goes to the running variant's outcome and to the user's own `stderr` callback, as a cold
+    CLI's does (it used to reach the outcome only)."""
+    pytester.makeconftest(STDERR_CONFTEST)
+    pytester.makepyfile(test_stderr=STDERR_TESTS)
+    for warm in ("true", "false"):
+        out = pytester.runpytest("-s", "-p", "no:randomly", "-o", f"agent_warm={warm}").stdout.str()
+        found = re.search(r"WARM (\w+) LINES (\d+)", out)
+        assert found and found[1] == str(warm == "true") and int(found[2]) > 0, out[-3000:]

@@ -69,7 +69,7 @@ class _Routes:
         self.hooks: dict[tuple[str, int], Callable[..., Any]] = {}
         self.can_use_tool: Callable[..., Any] | None = None
         self.observer: Observer | None = None
-        self.stderr: list[str] | None = None
+        self.stderr: Callable[[str], None] | None = None  # the variant's: its outcome's, and the user's callback
 
 
 class WarmPool:
@@ -107,7 +107,7 @@ class WarmPool:
 
         def stderr(line: str) -> None:
             if self.routes.stderr is not None:
-                self.routes.stderr.append(line)
+                self.routes.stderr(line)
 
         # Started in whatever mode the first variant asks for, it must be able to switch to bypassPermissions later.
         extra = {**(options.extra_args or {}), "allow-dangerously-skip-permissions": None}
@@ -220,7 +220,7 @@ class WarmPool:
                     place = places.setdefault(event, 0)
                     routes.hooks[(event, place)] = hook
                     places[event] += 1
-        routes.can_use_tool, routes.observer, routes.stderr = options.can_use_tool, observer, outcome.stderr
+        routes.can_use_tool, routes.observer, routes.stderr = options.can_use_tool, observer, options.stderr
         calls: dict[str, ToolCall] = {}
         failure: BaseException | None = None
         first = self.runs == 0
