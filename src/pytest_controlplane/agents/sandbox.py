@@ -146,10 +146,10 @@ def mark(calls: Iterable[ToolCall], sandbox: Sandbox | None) -> None:
             if hidden:
                 call.layer, call.sandbox_note = "sandbox", f"sandboxed: denyRead {hidden!r} hides the file"
             elif refused and refused.group(2) == "user denied":  # its network prompt, with nobody to answer
-                call.layer = "prompt"
-                call.sandbox_note = (
-                    f"sandboxed: its proxy asked whether {refused.group(1)} may be reached (not in "
-                    "sandbox.network.allowedDomains) and nobody answered"
+                call.verdict, call.layer = "asked", "prompt"
+                call.decided_by = (
+                    f"the sandbox: its proxy asked whether {refused.group(1)} may be reached (not in "
+                    "sandbox.network.allowedDomains)"
                 )
             elif refused or _NO_NETWORK.search(call.result):
                 call.layer = "sandbox"
