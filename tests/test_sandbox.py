@@ -168,6 +168,44 @@ def test_a_protected_path_the_sandbox_masks_is_held_by_it(pytester):
     ], found
 
 
+# A variant that makes a git repository and changes the project's settings while it exists, then the sandbox's
+# known escape into a .git/hooks that does not exist yet (as a cold CLI sees it: bypassed).
+RELOADED = """
+import pytest
+from pytest_controlplane import Variant
+
+CHANGES = (("Bash", {"command": "git init -q"}),
+           ("Write", {"file_path": ".claude/settings.local.json", "content": '{"permissions": {}}'}),
+           ("Bash", {"command": "sleep 2"}))
+
+
+@pytest.mark.bypass_variants("escape", routes=["Bash >"], forms=["dotdot"])
+def test_1_a_repository_and_a_settings_change(agent_session, bypass_variants):
+    agent_session.attempt(Variant(id="reload", family="escape", target="workspace", route="Bash >", form="-",
+                                  tool="Bash", input={"command": "true"}, setup=CHANGES))
+
+
+@pytest.mark.bypass_variants("escape", routes=["Bash > .git/hooks (git runs it later)"])
+def test_2_the_next_variant(agent_session, bypass_variants):
+    outcome = agent_session.attempt(bypass_variants)
+    print(f"VERDICT {bypass_variants.id} {outcome.verdict} {outcome.layer} warm={outcome.warm}")
+"""
+
+
+def test_a_settings_change_in_one_warm_variant_does_not_reach_the_next(pytester):
+    """The CLI reloads settings a variant changed when its watcher notices, and its sandbox's deny list with them:
+    a `.git` that existed then stayed denied, so the next warm variant's `.git/hooks` write was held where a cold
+    run's gets out (CI, 2026-12-05: the pinned example flipped with the test order).  Such a pool is replaced."""
+    bubblewrap()
+    pytester.makeconftest(CONFTEST.replace("ENABLED", "True"))
+    pytester.makepyfile(test_reloaded=RELOADED)
+    for warm in ("true", "false"):
+        out = pytester.runpytest("-s", "-p", "no:randomly", "-o", f"agent_warm={warm}").stdout.str()
+        assert re.findall(r"VERDICT (\S+) (\w+) (\w*) (.*)", out) == [
+            ("sandbox:git-hook-for-later", "bypassed", "", f"warm={warm == 'true'}")
+        ], out[-3000:]
+
+
 def test_without_bubblewrap_the_sandbox_is_said_not_to_run_and_holds_nothing(pytester, monkeypatch, tmp_path):
     """bwrap hidden from PATH: the CLI (2.1.332) runs every command unsandboxed and says nothing; the run says it in
     one line, the escape gets through, and nothing is credited to a sandbox that did not run."""

@@ -11,6 +11,8 @@ cold run would find it:
 - the user's options factory is called for each variant, and the CLI's hook and `can_use_tool` calls are routed to
   that variant's callbacks, so what the control plane keeps per session starts fresh, warm as cold;
 - whatever the variant started is killed when its run ends (the session reaps the world's new processes).
+- a variant that changed settings the CLI watches (the workspace's agent configuration, user settings) leaves
+  a CLI that reloads them at some later moment: the next test gets a new CLI (`WarmPool.spoiled`).
 
 What cannot be made clean runs cold, in a process of its own: a variant that plants agent configuration (a poisoned
 repository's settings, skills, MCP servers, CLAUDE.md), a test that plants environment variables, a resumed session,
@@ -151,25 +153,28 @@ class WarmPool:
 
     # --- between tests ----------------------------------------------------------------------------
 
+    def spoiled(self) -> bool:
+        """Whether an earlier variant changed settings the running CLI watches: its agent configuration in the
+        workspace, or user settings in its config dir or HOME.  The CLI reloads them when its watcher notices, at a
+        moment nobody controls, and its sandbox's deny list with them (a `.git` that then existed stayed denied in
+        the next test), so writing them back would not make it cold again: a new CLI is started instead."""
+        world = self.world
+        found = {
+            path.relative_to(world.workspace): path.read_bytes()
+            for name in _CONFIGURATION
+            for path in _files(world.workspace / name)
+        }
+        user = [*world.config_dir.glob("settings*.json"), *(world.home / ".claude").glob("settings*.json")]
+        return found != self.configuration or bool(user)
+
     def reset(self, template: Path | None) -> None:
-        """The world as a new test finds it: the workspace a copy of `template`, nothing any earlier variant left."""
+        """The world as a new test finds it: the workspace a copy of `template`, nothing any earlier variant left
+        (its agent configuration is the pool's, as the CLI read it: a pool whose configuration changed is
+        `spoiled`)."""
         world = self.world
         for entry in world.workspace.iterdir():
             if entry.name not in _CONFIGURATION:
                 _remove(entry)
-        # The agent configuration is the pool's (its key says so): left in place as the CLI read it, unless a
-        # variant changed it; then it is written back, which the CLI takes as an edit of its settings.
-        found = {
-            path.relative_to(world.workspace) for name in _CONFIGURATION for path in _files(world.workspace / name)
-        }
-        if found != set(self.configuration) or any(
-            (world.workspace / p).read_bytes() != b for p, b in self.configuration.items()
-        ):
-            for name in _CONFIGURATION:
-                _remove(world.workspace / name)
-            for relative, data in self.configuration.items():
-                (world.workspace / relative).parent.mkdir(parents=True, exist_ok=True)
-                (world.workspace / relative).write_bytes(data)
         if template is not None:
             for entry in template.iterdir():
                 if entry.name not in _CONFIGURATION:
@@ -302,7 +307,7 @@ def pool_for(agent: Any, template: Path | None, base: Path, *, network: bool = F
     except Exception:  # noqa: BLE001 - the factory fails here as it will in the cold run: say it there
         return None
     pool = _POOLS.pop(found, None)
-    if pool is not None and pool.broken:
+    if pool is not None and (pool.broken or pool.spoiled()):
         pool.close()
         pool = None
     if pool is None:
