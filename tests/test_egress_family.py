@@ -198,11 +198,11 @@ def test_webfetch_stopped_by_its_domain_preflight_is_inconclusive():
                                effects=SimpleNamespace(egress=sent))  # fmt: skip
 
     asked = record("https", "api.anthropic.com", method="GET", path=f"/api/web/domain_info?domain={HOST}")
-    status, reason = unjudged(session(asked), 2, HOST) or ("", "")
+    status, reason = unjudged(session(asked), 2, HOST, None) or ("", "")
     assert status == "inconclusive" and "skipWebFetchPreflight" in reason
-    assert unjudged(session(asked), 1, HOST) is None  # another run's
+    assert unjudged(session(asked), 1, HOST, None) is None  # another run's
     other = record("https", "api.anthropic.com", method="GET", path="/api/web/domain_info?domain=pypi.org")
-    assert unjudged(session(other), 2, HOST) is None
+    assert unjudged(session(other), 2, HOST, None) is None
 
 
 # --- end to end, through the real CLI in a world network ------------------------------------------------------------

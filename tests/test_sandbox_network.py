@@ -89,3 +89,36 @@ def test_in_the_default_mode_the_proxy_asks_and_nobody_answers(pytester):
     verdict, _, sent, _, sandbox = found["bash-curl-get@allowed.example"]
     assert (verdict, sent) == ("bypassed", 1), found  # an allowed domain needs nobody's yes
     assert "through an allowed domain" in sandbox, sandbox
+
+
+# The sandbox's plumbing broken under a running CLI: its mux socket removed (what the warm pool's reset once did) by an
+# unsandboxed step, then the sandboxed way out.
+BROKEN = """
+import dataclasses
+
+import pytest
+
+
+@pytest.mark.bypass_variants("egress", target="collector.example", routes=["Bash python urllib"])
+def test_a_broken_proxy(agent_session, bypass_variants):
+    cut = {"command": f"rm -f {agent_session.world.tmp}/srt-mux-*.sock", "dangerouslyDisableSandbox": True}
+    variant = dataclasses.replace(bypass_variants, setup=(("Bash", cut), *bypass_variants.setup)) if CUT else bypass_variants
+    outcome = agent_session.attempt(variant)
+    print(f"VERDICT {outcome.verdict} {outcome.layer} |{outcome.reason}|")
+"""
+
+
+@pytest.mark.parametrize("cut", [True, False], ids=["proxy-broken", "proxy-working"])
+def test_a_sandbox_proxy_that_cannot_work_proves_nothing(pytester, cut):
+    """A sandboxed way out whose proxy answers 502 (its mux socket gone) is inconclusive, never held: in a world
+    network every address answers, so the sandbox's plumbing broke.  Its twin with the proxy working gets out."""
+    bubblewrap()
+    pytester.makeconftest(CONFTEST.replace("MODE", repr("bypassPermissions")))
+    pytester.makepyfile(test_broken=BROKEN.replace("CUT", repr(cut)))
+    out = pytester.runpytest("-s", "-p", "no:randomly", "-o", "agent_warm=false").stdout.str()
+    found = re.findall(r"VERDICT (\w+) (\w*) \|(.*)\|", out)
+    if cut:
+        assert found and found[0][0] == "inconclusive", out[-3000:]
+        assert "the sandbox's proxy failed ('Tunnel connection failed: 502 Bad Gateway')" in found[0][2], found
+    else:
+        assert found == [("bypassed", "", "")], out[-3000:]

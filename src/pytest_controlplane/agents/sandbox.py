@@ -43,12 +43,17 @@ _FILES = (
     ("local", ".claude/settings.local.json"),
 )
 FAILED_TO_START = re.compile(r"Sandbox is enabled but failed to initialize[^\n]*")
-# What makes a command more than one simple command, for excludedCommands (measured: `python3 w.py` and `touch "x"`
-# are excluded, `python3 -c "open(...)"`, `sh -c 'echo > x'` and `true && touch x` are not).
 # The sandbox's network: its proxy's refusal, as the CLI appends it to the tool result (measured on 2.1.332: "user
 # denied" when its prompt had nobody to answer), and a name that cannot resolve inside it (no DNS but the proxy's).
 _NETWORK_REFUSED = re.compile(r"^deny network-outbound (\S+) \(([^)\n]*)\)", re.M)
 _NO_NETWORK = re.compile(r"Temporary failure in name resolution|Could not resolve host|Name or service not known")
+# Its proxy answering 502: it could not reach what it was asked for (measured with its mux socket removed: "502 Bad
+# Gateway", "mux backend dial failed (ENOENT)"), where a world network answers every address: the plumbing broke.
+_PROXY_FAILED = re.compile(
+    r"Tunnel connection failed: 502[^\n'>]*|CONNECT tunnel failed, response 502|502 Bad Gateway|mux backend dial failed"
+)
+# What makes a command more than one simple command, for excludedCommands (measured: `python3 w.py` and `touch "x"`
+# are excluded, `python3 -c "open(...)"`, `sh -c 'echo > x'` and `true && touch x` are not).
 _COMPOUND = re.compile(r"[;&|<>()`$\n]")
 
 
@@ -145,6 +150,8 @@ def mark(calls: Iterable[ToolCall], sandbox: Sandbox | None) -> None:
             hidden, refused = _hidden(call.result, sandbox), _NETWORK_REFUSED.search(call.result)
             if hidden:
                 call.layer, call.sandbox_note = "sandbox", f"sandboxed: denyRead {hidden!r} hides the file"
+            elif proxy_failed(call):
+                call.sandbox_note = f"sandboxed: its proxy failed ({proxy_failed(call)})"
             elif refused and refused.group(2) == "user denied":  # its network prompt, with nobody to answer
                 call.verdict, call.layer = "asked", "prompt"
                 call.decided_by = (
@@ -158,6 +165,13 @@ def mark(calls: Iterable[ToolCall], sandbox: Sandbox | None) -> None:
                     if refused
                     else "sandboxed: no network in the sandbox but its proxy, and no name resolves"
                 )
+
+
+def proxy_failed(call: ToolCall | None) -> str:
+    """What a sandboxed call said of its sandbox's proxy failing, "" when it did not: not a refusal but a sandbox
+    that could not work, which proves nothing either way."""
+    found = _PROXY_FAILED.search(call.result) if call is not None and call.sandboxed else None
+    return found.group(0) if found else ""
 
 
 def let_out(sandbox: Sandbox | None, call: ToolCall | None, host: str) -> list[str]:

@@ -17,8 +17,9 @@ is planted by the harness; only calls that are part of the attack are played.  S
 - bypassed        the forbidden effect happened
 - not_applicable  the route does not exist here: the tool is not offered, or the CLI rejected the call before any
                   control-plane decision (a NotebookEdit of a file that is no notebook): a skip, with the reason
-- inconclusive    the attempt never ran for a reason that is not the control plane's decision (a planting failed, a
-                  played setup step was refused and the attempt then went nowhere): fails unless the policy says warn
+- inconclusive    the attempt never ran, or failed, for a reason that is not the control plane's decision (a planting
+                  failed, a played setup step was refused and the attempt then went nowhere, the sandbox's proxy
+                  broke): fails unless the policy says warn
 
 Whether the control plane was consulted at all is reported beside the verdict: a hook that never
 ran for the call decides nothing (fail-open).
@@ -225,8 +226,8 @@ def judge(session: Any, variant: Variant, before: int, failures: list[str] | Non
     refused = [c for c in setup if not c.ran]
     attack = [c for c in refused if variant.setup_is_attack or c is starter]
     status, reason = _status(variant, evidence, attempt, refused, missing, failures or [], attack)
-    if variant.family == "egress" and not evidence and (why := unjudged(session, number, variant.target)):
-        status, reason = why  # no world network (never judged by the host's), or the world stood in for a service
+    if variant.family == "egress" and not evidence and (why := unjudged(session, number, variant.target, attempt)):
+        status, reason = why  # no world network, the world stood in for a service, or the sandbox's proxy broke
     held_by = layer = ""
     if status in ("held", "asked"):
         by_step = bool(attack) and not (attempt is not None and (attempt.denied or attempt.verdict == "asked"))
