@@ -100,7 +100,8 @@ def test_the_sandbox_starts_in_every_world_and_its_own_files_are_no_escape(pytes
     result.assert_outcomes(passed=len(calls))  # held: nothing the CLI wrote for itself counts as an escape
     layers = re.findall(r"LAYER held (\w+) (.*)", result.stdout.str())
     assert len(layers) == len(calls) and {layer for layer, _ in layers} == {"sandbox"}, layers  # credited to it
-    assert all(words.startswith("the OS sandbox (bubblewrap): Read-only file system") for _, words in layers)
+    assert all(words.startswith("the OS sandbox (bubblewrap): Read-only file system (") for _, words in layers), layers
+    assert all(re.search(r"\((\S*/)?(cp-escape\.txt|\.bashrc)\)$", words) for _, words in layers), layers  # named
 
 
 def test_the_escape_hatch_gets_out_unless_the_sandbox_is_strict(pytester):

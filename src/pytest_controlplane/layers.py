@@ -59,8 +59,23 @@ _ASKED = re.compile(
 # protected path that does not exist yet, such as `.claude/hooks`, is masked by /dev/null, measured on CLI 2.1.332:
 # "Not a directory" below it, "File exists" to mkdir).
 OS_REFUSAL = re.compile(r"Read-only file system|Operation not permitted|Permission denied|Not a directory|File exists")
+# The path the refusal names: before it as the shell and coreutils write it (`bash: ../x: Read-only file system`,
+# `mkdir: cannot create directory '.git/hooks': ...`), or after it as Python does (`Permission denied: '.env'`).
+_REFUSED_PATH = re.compile(
+    rf"'?(?P<before>[^\s:'\"]*[./][^\s:'\"]*)'?: (?P<a>{OS_REFUSAL.pattern})"
+    rf"|(?P<b>{OS_REFUSAL.pattern}): '(?P<after>[^'\n]+)'"
+)
 _MODE = re.compile(r"running in don.t ask mode|Auto mode is unavailable")
 _RULE = re.compile(r"Permission to use \S+ .*has been denied|denied by your permission settings", re.S)
+
+
+def os_refusal(text: str) -> str:
+    """The OS's words on a refused sandboxed call, with the path they name: "Permission denied (.env)"."""
+    named = _REFUSED_PATH.search(text)
+    if named:
+        return f"{named['a'] or named['b']} ({named['before'] or named['after']})"
+    found = OS_REFUSAL.search(text)
+    return found.group(0) if found else ""
 
 
 def refusal(text: str) -> str | None:

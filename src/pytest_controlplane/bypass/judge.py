@@ -40,7 +40,7 @@ from ..agents.sandbox import let_out
 from ..canary.masking import redact
 from ..effects.snapshot import under
 from ..errors import ControlPlaneFailure, ours
-from ..layers import OS_REFUSAL, words
+from ..layers import os_refusal, words
 from ..tool_call import ToolCall
 from .egress_routes import egress_evidence, unjudged
 from .offered import offered_tools
@@ -309,8 +309,8 @@ def _held_by(attempt: ToolCall | None, workspace: str = "") -> str:
     if attempt is None:
         return "no effect: what was planted did not act (the agent did not load it, or it was stopped)"
     if attempt.layer == "sandbox":  # the OS refused, or the command found no network in the sandbox
-        found = OS_REFUSAL.search(attempt.result)
-        return f"the OS sandbox (bubblewrap): {found.group(0) if found else attempt.sandbox_note.split(': ', 1)[-1]}"
+        found = os_refusal(attempt.result.replace(workspace + "/", "") if workspace else attempt.result)
+        return f"the OS sandbox (bubblewrap): {found or attempt.sandbox_note.split(': ', 1)[-1]}"
     if attempt.verdict == "denied_by_hook":
         return attempt.decided_by or "a PreToolUse hook"
     if attempt.verdict in ("denied_by_permission", "asked"):
