@@ -150,8 +150,8 @@ def mark(calls: Iterable[ToolCall], sandbox: Sandbox | None) -> None:
             hidden, refused = _hidden(call.result, sandbox), _NETWORK_REFUSED.search(call.result)
             if hidden:
                 call.layer, call.sandbox_note = "sandbox", f"sandboxed: denyRead {hidden!r} hides the file"
-            elif proxy_failed(call):
-                call.sandbox_note = f"sandboxed: its proxy failed ({proxy_failed(call)})"
+            elif failed_proxy := proxy_failed(call):
+                call.sandbox_note = f"sandboxed: its proxy failed ({failed_proxy})"
             elif refused and refused.group(2) == "user denied":  # its network prompt, with nobody to answer
                 call.verdict, call.layer = "asked", "prompt"
                 call.decided_by = (
