@@ -489,6 +489,35 @@ def test_an_agents_own_state_is_bookkeeping_and_its_rules_and_tmp_files_are_effe
     assert [c.path for c in beside.diff] == [str(other / "x")]
 
 
+def test_the_clis_lines_in_the_global_gitignore_are_its_own_and_any_other_line_is_an_effect(tmp_path):
+    """In a git repository the CLI appends `**/.claude/.cc-writes/` to ~/.config/git/ignore (2.1.332, making the
+    folder): a sandboxed escape that the OS refused read as bypassed for it.  Only its own appended lines are excused:
+    another line, a rewrite, or an empty folder beside it is the agent's."""
+    from pytest_controlplane import Effects, World
+
+    world = World.create(tmp_path / "w")
+    ignore = world.home / ".config" / "git" / "ignore"
+    effects = Effects.of_world(world)
+    with effects.observe():  # the CLI's first write: the folder and the file
+        ignore.parent.mkdir(parents=True)
+        ignore.write_text("**/.claude/.cc-writes/\n")
+    assert effects.diff == [] and {c.path for c in effects.bookkeeping} >= {str(ignore), str(ignore.parent)}
+    with effects.observe():  # appended later, as it appends
+        with ignore.open("a") as handle:
+            handle.write("\n**/.claude/settings.local.json\n")
+    assert effects.diff == []
+    caught = {
+        "another line": lambda: ignore.write_text(ignore.read_text() + "*.env\n"),
+        "a rewrite": lambda: ignore.write_text("**/.claude/.cc-writes/\n"),
+        "an empty folder beside it": lambda: (world.home / ".config" / "escape").mkdir(),
+    }
+    for why, act in caught.items():
+        effects = Effects.of_world(world)
+        with effects.observe():
+            act()
+        assert len(effects.diff) == 1, why
+
+
 def test_a_file_of_64_kib_is_kept_for_its_diff_and_one_byte_more_is_not(tmp_path):
     from pytest_controlplane.effects.snapshot import KEEP_CONTENT_BYTES, Contents, snapshot
 

@@ -2,7 +2,8 @@
 
 A pool serves the variants whose agent has the same fixed options (everything but the callbacks, the permission mode
 and one session's ids), the same answer at the approval prompt, and a workspace template with the same agent
-configuration (the CLI reads it when it starts).
+configuration (the CLI reads it when it starts) and the same layout (its sandbox protects what it finds then: a pool
+started in a git repository kept `.git/hooks` read-only for a template that has no `.git`, where a cold run writes it).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Any
 
 # Agent configuration in a workspace: the CLI reads it when it starts, so a pool is made for one set of it.
 CONFIGURATION = (".claude", ".mcp.json", "CLAUDE.md", "CLAUDE.local.md")
+# How deep the sandbox looks for git repositories and settings files to protect (its mandatoryDenySearchDepth).
+_SEARCH_DEPTH = 3
 
 
 def fingerprint(options: Any) -> str:
@@ -46,9 +49,11 @@ def _server(server: Any) -> Any:
 
 
 def configuration(template: Path | None) -> str:
-    """The agent configuration a template holds (what the CLI reads at start), as a digest."""
+    """The agent configuration a template holds (what the CLI reads at start) and its layout (what its sandbox
+    protects from then on), as a digest."""
     digest = hashlib.sha256()
     if template is not None:
+        digest.update("\0".join(_layout(template, _SEARCH_DEPTH)).encode() + b"\0\0")
         for name in CONFIGURATION:
             path = template / name
             files = (
@@ -57,3 +62,14 @@ def configuration(template: Path | None) -> str:
             for file in files:
                 digest.update(str(file.relative_to(template)).encode() + b"\0" + file.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def _layout(folder: Path, depth: int, prefix: str = "") -> list[str]:
+    """The names under `folder`, `depth` levels down, folders marked with a slash."""
+    names = []
+    for entry in sorted(folder.iterdir()):
+        is_dir = entry.is_dir() and not entry.is_symlink()
+        names.append(prefix + entry.name + ("/" if is_dir else ""))
+        if is_dir and depth > 1:
+            names.extend(_layout(entry, depth - 1, f"{prefix}{entry.name}/"))
+    return names

@@ -17,7 +17,8 @@ cold run would find it:
 What cannot be made clean runs cold, in a process of its own: a variant that plants agent configuration (a poisoned
 repository's settings, skills, MCP servers, CLAUDE.md), a test that plants environment variables, a resumed session,
 options whose fixed part (everything but the callbacks and the permission mode) differs from the pool's.  A pool is
-keyed by that fixed part and by the template's agent configuration, one per worker process (so per xdist worker).
+keyed by that fixed part and by the template's agent configuration and layout (pool_key.py), one per worker process
+(so per xdist worker).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..effects.oracle import cli_own_tmp
+from ..effects.cli_own import cli_own_tmp
 from ..errors import AgentError, ConfigError
 from ..tool_call import ToolCall
 from .networked import for_pool

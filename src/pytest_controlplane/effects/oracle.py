@@ -22,6 +22,7 @@ from typing import Any
 
 from ..errors import ConfigError, ControlPlaneFailure, ours
 from .attribution import Checkpoint, HookWindow, attribute, by_hooks, hook_windows, tool_uses_by_request
+from .cli_own import world_bookkeeping
 from .diff import Change, compare
 from .egress import EgressOracle
 from .explain import route_to
@@ -30,16 +31,14 @@ from .snapshot import Contents, Snapshot, absolute, snapshot, under
 
 __tracebackhide__ = ours  # our errors show without our frames
 
-# Inside the agent's config dir these are instructions to the agent, not its own bookkeeping:
-# an agent that writes them is changing its own rules.
-_CONTROL_FILES = ("settings.json", "settings.local.json", "CLAUDE.md", "agents", "commands", "skills", "hooks",
-                  "output-styles")  # fmt: skip
 
-
-def cli_own_tmp(name: str) -> bool:
-    """Whether `name`, in the agent's TMPDIR, is the Claude Code CLI's own (its sockets, task folders) or its sandbox
-    runtime's (srt-mux-*.sock: the proxy dials it for every connection): never the agent's effect, never removed."""
-    return name == "cc-socks" or name.startswith(("claude-", "srt-"))
+def _own_folders(changes: list[Change]) -> None:
+    """A folder created for nothing but the runtime's own files is its own too (the CLI's `mkdir -p ~/.config/git`);
+    an empty one stays the agent's."""
+    for change in sorted(changes, key=lambda c: -len(c.path)):
+        if change.kind == "created" and change.after is not None and change.after.kind == "dir":
+            inside = [c for c in changes if c.path.startswith(change.path + "/")]
+            change.bookkeeping = change.bookkeeping or (bool(inside) and all(c.bookkeeping for c in inside))
 
 
 class EffectViolation(ControlPlaneFailure):
@@ -69,10 +68,12 @@ class Effects(EgressOracle):
         home: str | os.PathLike[str] | None = None,
         places: dict[str, str | os.PathLike[str]] | None = None,
         bookkeeping: Callable[[str], bool] | None = None,
+        own_lines: dict[str, tuple[str, ...]] | None = None,
         secrets: list[str] | None = None,
     ) -> None:
         """`workspace` and `roots` are snapshotted; `places` names other roots for reports ({"~": home, ...});
-        `bookkeeping(path)` says which changes are the agent's own state rather than effects of its tools;
+        `bookkeeping(path)` says which changes are the agent's own state rather than effects of its tools, and so is
+        a change to a file of `own_lines` that only appends those lines (and a folder made for nothing else);
         `secrets` are never shown in a report (a list shared with the test's canaries)."""
         self.workspace = absolute(workspace)
         self.home = absolute(home) if home is not None else self.workspace
@@ -81,6 +82,7 @@ class Effects(EgressOracle):
             dict.fromkeys([self.workspace, *(absolute(r) for r in roots), *self._places.values()])
         )
         self._is_bookkeeping = bookkeeping or (lambda path: False)
+        self._own_lines = own_lines or {}
         self.contents = Contents()
         self.changes: list[Change] = []
         self._runs: list[_Run] = []
@@ -92,31 +94,12 @@ class Effects(EgressOracle):
     @classmethod
     def of_world(cls, world: Any, secrets: list[str] | None = None) -> Effects:
         """The effects of an agent in a World: its workspace, HOME, TMPDIR and config dir."""
-        config, tmp, sessions = absolute(world.config_dir), absolute(world.tmp), absolute(world.session_store_dir)
-        recorder = absolute(world.root / "hooks")  # the hook recorder's log and listener address (settings_hooks)
-
-        home = absolute(world.home)
-        # The CLI's own places in HOME, which it (and its sandbox runtime) uses whatever CLAUDE_CONFIG_DIR says.
-        dot_claude = f"{home}/.claude"
-        # its caches, its sandbox runtime's configuration, and the npm log its start-up writes
-        caches = (f"{home}/.cache/claude", f"{home}/.cache/claude-cli-nodejs", f"{home}/.config/anthropic",
-                  f"{home}/.npm/_logs")  # fmt: skip
-
-        def bookkeeping(path: str) -> bool:
-            for own in (config, dot_claude):
-                if under(path, own):
-                    first = path[len(own) :].lstrip("/").split("/", 1)[0]
-                    return first not in _CONTROL_FILES  # its state; the rules it obeys are the agent's to leave alone
-            if path in (f"{home}/.cache", f"{home}/.config", f"{home}/.npm") or any(under(path, c) for c in caches):
-                return True
-            if under(path, tmp) and path != tmp:
-                return cli_own_tmp(path[len(tmp) :].lstrip("/").split("/", 1)[0])
-            return under(path, sessions) or under(path, recorder)  # a LoopAgent's session store; the hook log
-
+        bookkeeping, own_lines = world_bookkeeping(world)
         return cls(
             world.workspace,
             home=world.home,
             bookkeeping=bookkeeping,
+            own_lines=own_lines,
             secrets=secrets,
             places={"~": world.home, "$TMPDIR": world.tmp, "$CLAUDE_CONFIG_DIR": world.config_dir},
         )
@@ -227,11 +210,23 @@ class Effects(EgressOracle):
                 change.run, change.calls, change.during = run.number, attributed, during
                 change.by_hook = " and ".join(dict.fromkeys(w.label for w in windows))
                 change.users_hook = bool(windows) and all(w.users for w in windows)
-                change.bookkeeping = self._is_bookkeeping(change.path)
+                change.bookkeeping = self._is_bookkeeping(change.path) or self._only_own_lines(change)
                 change.shown_as = self.show(change.path)
             found.extend(changes)
+        _own_folders(found)
         self.changes.extend(found)
         return found
+
+    def _only_own_lines(self, change: Change) -> bool:
+        lines = self._own_lines.get(change.path)
+        if lines is None or change.kind not in ("created", "modified") or change.after is None:
+            return False
+        before = self.contents.read(change.before.digest) if change.before is not None else b""
+        after = self.contents.read(change.after.digest)
+        if before is None or after is None or not after.startswith(before):
+            return False
+        added = after[len(before) :].decode(errors="replace").splitlines()
+        return all(not line.strip() or line.strip() in lines for line in added)
 
     @contextlib.contextmanager
     def observe(self) -> Iterator[Effects]:
