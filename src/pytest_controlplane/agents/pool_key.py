@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -54,14 +55,24 @@ def configuration(template: Path | None) -> str:
     digest = hashlib.sha256()
     if template is not None:
         digest.update("\0".join(_layout(template, _SEARCH_DEPTH)).encode() + b"\0\0")
-        for name in CONFIGURATION:
-            path = template / name
-            files = (
-                sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path] if path.is_file() else []
-            )
-            for file in files:
-                digest.update(str(file.relative_to(template)).encode() + b"\0" + file.read_bytes() + b"\0")
+        for relative, data in configuration_files(template).items():
+            digest.update(str(relative).encode() + b"\0" + data + b"\0")
     return digest.hexdigest()
+
+
+def configuration_files(folder: Path) -> dict[Path, bytes]:
+    """The agent configuration in `folder`, by path relative to it: a file by its bytes, a symlink by its target
+    (never followed: a variant may point one anywhere)."""
+    found = {}
+    for name in CONFIGURATION:
+        path = folder / name
+        inside = sorted(path.rglob("*")) if path.is_dir() and not path.is_symlink() else [path]
+        for entry in inside:
+            if entry.is_symlink():
+                found[entry.relative_to(folder)] = b"-> " + os.readlink(entry).encode()
+            elif entry.is_file():
+                found[entry.relative_to(folder)] = entry.read_bytes()
+    return found
 
 
 def _layout(folder: Path, depth: int, prefix: str = "") -> list[str]:

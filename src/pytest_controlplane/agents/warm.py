@@ -41,7 +41,7 @@ from .networked import for_pool
 from .observer import Checkpoint, Observer, collect
 from .outcome import RunOutcome
 from .pool_key import CONFIGURATION as _CONFIGURATION
-from .pool_key import configuration, key
+from .pool_key import configuration, configuration_files, key
 from .world import World
 
 # The config dir's own state (kept) and what a session adds (removed between tests).
@@ -88,11 +88,7 @@ class WarmPool:
         # The agent configuration the CLI reads as it starts, its command hooks wrapped once and for all: what every
         # test's workspace is given back (see reset).
         WorldHooks.install(self.world)
-        self.configuration = {
-            path.relative_to(self.world.workspace): path.read_bytes()
-            for name in _CONFIGURATION
-            for path in _files(self.world.workspace / name)
-        }
+        self.configuration = configuration_files(self.world.workspace)
         self.gateway = ModelGateway(mode="script", script=ScriptedModel([], then="done"))
         self.gateway.open()
         # A world network for the pool's lifetime, its CLI started inside (agents/networked.py), when asked for.
@@ -160,13 +156,8 @@ class WarmPool:
         moment nobody controls, and its sandbox's deny list with them (a `.git` that then existed stayed denied in
         the next test), so writing them back would not make it cold again: a new CLI is started instead."""
         world = self.world
-        found = {
-            path.relative_to(world.workspace): path.read_bytes()
-            for name in _CONFIGURATION
-            for path in _files(world.workspace / name)
-        }
         user = [*world.config_dir.glob("settings*.json"), *(world.home / ".claude").glob("settings*.json")]
-        return found != self.configuration or bool(user)
+        return configuration_files(world.workspace) != self.configuration or bool(user)
 
     def reset(self, template: Path | None) -> None:
         """The world as a new test finds it: the workspace a copy of `template`, nothing any earlier variant left
@@ -265,12 +256,6 @@ class WarmPool:
         self._loop.stop()
         self.network.close()
         self.gateway.close(save=False)
-
-
-def _files(path: Path) -> list[Path]:
-    if path.is_dir() and not path.is_symlink():
-        return sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink())
-    return [path] if path.is_file() else []
 
 
 def _listing(directory: Path, prefix: str = "") -> list[Path]:

@@ -218,6 +218,8 @@ class Effects(EgressOracle):
         return found
 
     def _only_own_lines(self, change: Change) -> bool:
+        """Whether `change` only appended its runtime's own lines to a file of `own_lines` (read from the snapshots'
+        kept bytes, not from the disk as it is now)."""
         lines = self._own_lines.get(change.path)
         if lines is None or change.kind not in ("created", "modified") or change.after is None:
             return False
