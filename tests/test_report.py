@@ -72,9 +72,13 @@ def test_every_agent_test_gets_one_with_agent_report_and_a_summary_line(pytester
 
 
 @pytest.fixture
-def chromium() -> str:
-    """The headless Chromium to screenshot with.  Missing, it fails the test in CI (CI set: .ci/run installs it, so
-    its absence is a broken setup, not a reason to stop checking) and skips it anywhere else."""
+def chromium() -> list[str]:
+    """The headless Chromium to screenshot with, in a network namespace of its own with no way out: it looks up
+    Google's update and account hosts as it starts (seen on the host's resolver, 2026-12-05), and no test may send
+    the host's network anything.  Missing, it fails the test in CI (CI set: .ci/run installs it, so its absence is a
+    broken setup, not a reason to stop checking) and skips it anywhere else; without namespaces it skips."""
+    from pytest_controlplane.network.namespace import NetworkUnavailable, offline
+
     found = shutil.which("chromium")
     if found is None:
         if "CI" in os.environ:
@@ -82,12 +86,15 @@ def chromium() -> str:
                         "`apt-get install -y chromium` (its output says why that failed).", pytrace=False)
         pytest.skip("headless Chromium (Debian `chromium`) is not installed: `apt-get install chromium` (in CI, where "
                     "CI is set, this test fails instead)")
-    return found
+    try:
+        return [*offline(), found]
+    except NetworkUnavailable as error:
+        pytest.skip(f"Chromium runs only in a network namespace of its own, and {error.reason}")
 
 
 def test_the_report_renders_in_headless_chromium(chromium, pytester, leaky_run, tmp_path):
     shot = tmp_path / "report.png"
-    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+    subprocess.run([*chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                     "--window-size=1280,1800", f"--screenshot={shot}", _report(pytester).as_uri()],
                    capture_output=True, timeout=120, check=True)
     data = shot.read_bytes()

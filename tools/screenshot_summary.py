@@ -47,10 +47,17 @@ def main(argv: list[str] | None = None) -> int:
     if chromium is None:
         print("headless Chromium is not installed: `apt-get install chromium`", file=sys.stderr)
         return 2
+    from pytest_controlplane.network.namespace import NetworkUnavailable, offline
+
+    try:
+        alone = offline()  # it looks up Google's hosts as it starts; a file:// page needs no network
+    except NetworkUnavailable as error:
+        print(f"Chromium runs only in a network namespace of its own, and {error}", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory() as directory:
         html = Path(directory) / "summary.html"
         html.write_text(page(args.summary.read_text(encoding="utf-8"), args.open), encoding="utf-8")
-        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+        subprocess.run([*alone, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                         f"--window-size=1060,{args.height}", f"--screenshot={args.png.resolve()}", html.as_uri()],
                        check=True, capture_output=True, timeout=120)  # fmt: skip
     print(f"screenshot written: {args.png}")

@@ -12,6 +12,8 @@ import os
 import select
 import shutil
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 
@@ -26,6 +28,9 @@ _PACKAGES = {
     "nft": "nftables",
     "readlink": "coreutils",
 }
+
+
+SWITCH = "CONTROLPLANE_NETWORK"  # "off": no namespace is made, as where none can be (to see what runs then)
 
 
 class NetworkUnavailable(ControlPlaneError):
@@ -49,6 +54,26 @@ def tool(name: str) -> str:
             hint=f"Install it: `apt-get install {package}` (Debian/Ubuntu), or your system's {package} package.",
         )
     return found
+
+
+def refuse_if_switched_off() -> None:
+    """NetworkUnavailable where no namespace is to be made: switched off, or not Linux."""
+    if os.environ.get(SWITCH, "").lower() == "off":
+        raise NetworkUnavailable(f"{SWITCH}=off: no world network is made, as on a machine without namespaces.")
+    if not sys.platform.startswith("linux"):
+        raise NetworkUnavailable(f"it needs Linux network namespaces, and this is {sys.platform}.")
+
+
+def offline() -> list[str]:
+    """A command prefix that runs a program in a network namespace of its own with nothing in it (`unshare --net`;
+    without root, in a user namespace too): for a program that looks names up as it starts, such as Chromium, where
+    nothing may reach the host's network.  NetworkUnavailable where none can be made."""
+    refuse_if_switched_off()
+    prefix = [tool("unshare"), "--net", *(["--map-root-user"] if user_namespace_needed() else [])]
+    tried = subprocess.run([*prefix, "true"], capture_output=True, text=True, check=False)
+    if tried.returncode:
+        raise NetworkUnavailable(f"`unshare --net` failed: {tried.stderr.strip() or tried.returncode}")
+    return prefix
 
 
 def namespace_id(pid: int | str, kind: str = "net") -> str:

@@ -36,11 +36,11 @@ from .namespace import (
     iter_lines,
     kill_all,
     namespace_id,
+    refuse_if_switched_off,
     tool,
     user_namespace_needed,
 )
 
-SWITCH = "CONTROLPLANE_NETWORK"  # "off": start() refuses, as where namespaces cannot be made (to see what runs then)
 SINK_ADDRESS = "198.18.0.1"  # every name resolves here (benchmarking range: never anyone's real address)
 CA_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO")
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the sink runs the same copy of this package
@@ -91,10 +91,7 @@ class WorldNetwork:
         """Make the namespaces, confine them and open the sink; return once it answers (NetworkUnavailable if not)."""
         if self._holder is not None:
             raise RuntimeError("this WorldNetwork is already started")
-        if os.environ.get(SWITCH, "").lower() == "off":
-            raise NetworkUnavailable(f"{SWITCH}=off: no world network is made, as on a machine without namespaces.")
-        if not sys.platform.startswith("linux"):
-            raise NetworkUnavailable(f"it needs Linux network namespaces, and this is {sys.platform}.")
+        refuse_if_switched_off()
         tools = {name: tool(name) for name in ("unshare", "nsenter", "ip", "nft")}
         self.directory.mkdir(parents=True, exist_ok=True)
         config = {
