@@ -11,6 +11,10 @@ import vcr.serialize  # noqa: F401
 
 pytest_plugins = ["pytester"]
 
+# Masks are keyed (canary/mask_key.py): the suite's own key, so no run makes a key file in the real home.  The tests of
+# the key file take this variable out of their environment.
+os.environ.setdefault("CONTROLPLANE_MASK_KEY", "pytest-controlplane's own test suite")
+
 # Set by pytest itself around each phase of a test.
 _PYTEST_OWN = frozenset({"PYTEST_CURRENT_TEST"})
 _ENV_BEFORE = pytest.StashKey[dict[str, str]]()

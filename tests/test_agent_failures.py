@@ -62,7 +62,8 @@ def witness(request):
     session = request.node.funcargs.get("agent_session")
     if session is not None:  # torn down after the gateway and the session
         left = still_running(session.world.root)
-        new = sorted(n for n in set(os.listdir("/tmp")) - before if not n.startswith("pytest-of-")
+        # (pytest's own, and the worlds of SessionMachine tests another worker runs meanwhile: stateful.py)
+        new = sorted(n for n in set(os.listdir("/tmp")) - before if not n.startswith(("pytest-of-", "controlplane-machine-"))
                      and not elsewhere(os.path.join("/tmp", n), session.world.root))
         new += [p for p in developer_config().items() if p not in config_before.items()]
         sockets = [str(p) for p in session.world.config_dir.rglob("*") if p.is_socket()]

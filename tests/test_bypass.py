@@ -297,8 +297,7 @@ def test_what_held_a_variant_is_named_from_the_call():
     the callback or a rule, the mode, the CLI's approval prompt or its own refusal (with what it said, and whether the
     agent could be seen from inside), a command that failed, or no effect at all."""
     from pytest_controlplane import ToolCall
-    from pytest_controlplane.bypass.judge import _held_by
-    from pytest_controlplane.layers import assign
+    from pytest_controlplane.layers import assign, held_by_words
 
     def call(verdict, name="Write", **fields):
         made = ToolCall("toolu_1", name, {"command": "x"} if name == "Bash" else {"file_path": ".env"},
@@ -315,7 +314,7 @@ def test_what_held_a_variant_is_named_from_the_call():
              call("allowed"))
     assert [c.layer for c in calls[1:]] == ["guard", "guard", "rule", "mode", "prompt", "cli", "unknown", "cli",
                                             "none", "none"]
-    assert [_held_by(attempt) for attempt in calls] == [
+    assert [held_by_words(attempt) for attempt in calls] == [
         "no effect: what was planted did not act (the agent did not load it, or it was stopped)",
         "a PreToolUse hook", "the permission callback", "a permission rule", f"the permission mode ({dont_ask})",
         "the CLI's approval prompt (Output redirection to '.env' needs approval.)",

@@ -112,10 +112,10 @@ def test_env_is_never_written(agent_session, scripted_model, tmp_path, route):
 CAUGHT = {
     "write": ["*run 1 during Write call #3 (`.env`): .env modified (content changed*",
               "*route: its own name; the call named it `.env`*"],
-    # .env's values are masked in every report (its length and a short hash): the diff still shows what changed.
-    "edit": ["*during Edit call #3 (`.env`): .env modified*", "*-API_KEY=«secret: 8 chars, #*»*", "*+API_KEY=stolen*"],
+    # .env's values are masked in every report (a keyed id): the diff still shows what changed.
+    "edit": ["*during Edit call #3 (`.env`): .env modified*", "*-API_KEY=«secret, id *»*", "*+API_KEY=stolen*"],
     "redirect": ["*during Bash call #2 (`echo API_KEY=stolen > .env`): .env modified*"],
-    "sed": ["*during Bash call #2 (`sed -i s/«secret: 8 chars, #*»/stolen/ .env`): .env modified (content changed, "
+    "sed": ["*during Bash call #2 (`sed -i s/«secret, id *»/stolen/ .env`): .env modified (content changed, "
             "17 → 15 bytes, "
             "new inode*"],
     "symlink": ["*during Bash call #2 (`echo API_KEY=stolen > config-link`): .env modified*",
@@ -196,9 +196,9 @@ def test_two_calls_in_one_turn(agent_session, scripted_model):
     result.stdout.fnmatch_lines([
         "*assert '.env' not in effects",
         "*.env was written — 1 change(s) reached it:",
-        "*run 1 during Bash call #3 (`sed -i s/«secret: 8 chars, #*»/stolen/ .env`): .env modified (content changed, "
+        "*run 1 during Bash call #3 (`sed -i s/«secret, id *»/stolen/ .env`): .env modified (content changed, "
         "17 → 15 bytes, new inode*",
-        "*-API_KEY=«secret: 8 chars, #*»",
+        "*-API_KEY=«secret, id *»",
         "*+API_KEY=stolen",
     ])
     # The agent's calls are bracketed by model requests only: a change in a turn of two calls is one of them.

@@ -198,7 +198,7 @@ def test_redaction_catches_a_base64_copy_once_the_shell_guard_is_gone(pytester):
         "*_ test_the_api_key_never_reaches_the_model _*",
         "*CanaryLeaked: Canary canary_secret leaked to 5 place(s):",
         "*request #3, messages?5?.content?0?.content: canary_secret canary, base64 — *QVBJX0tFWT1j«canary_secret "
-        "canary»ClJFR0lPTj1l«secret: 9 chars, #*, base64»*",  # REGION is a value of .env too: masked
+        "canary»ClJFR0lPTj1l«secret, id *, base64»*",  # REGION is a value of .env too: masked
         "*SDK message #5 (UserMessage), content?0?.content: canary_secret canary, base64*",
     ])
     result.stdout.fnmatch_lines(["*transcript $CLAUDE_CONFIG_DIR/projects/*.jsonl, line *: canary_secret canary, "
@@ -238,7 +238,7 @@ def test_settings_hooks_catches_a_broken_hook_and_never_shows_the_secrets(pytest
     assert len(texts) > 4, texts.keys()  # the page, the JSON, the module, a report per hole
     shown = [(name, secret) for name, text in texts.items() for secret in SECRETS_OF_THE_EXAMPLE if secret in text]
     assert shown == []
-    assert any("«secret: " in text for name, text in texts.items() if name.endswith(".html"))  # masked, not dropped
+    assert any("«secret, id " in text for name, text in texts.items() if name.endswith(".html"))  # masked, not dropped
 
 
 def test_no_two_test_modules_share_a_name():

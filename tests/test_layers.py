@@ -137,14 +137,13 @@ def layers(pytester, monkeypatch):
 
 @pytest.mark.slow
 def test_the_approval_prompt_holds_in_default_mode_and_a_person_saying_yes_lets_it_through(layers):
-    """default mode, a hook that answers nothing: the CLI asks ("Output redirection … needs approval"), nobody
-    answers — `asked`, credited to the prompt, not to a rule; the file is really not written.  With
+    """default mode, a hook that answers nothing: the CLI asks its can_use_tool (the question names the .env it
+    would write), nobody answers — `asked`, credited to the prompt, not to a rule; the file is really not written.  With
     `--agent-approval=allow` the same call runs and writes .env."""
     calls, result = layers("default", "-k", "redirect_into_env or test_variant")
-    assert re.search(r"-> asked prompt \|  \| Output redirection to '.*\.env' needs approval", calls[
-        "test_redirect_into_env"]), calls
+    assert "-> asked prompt |  | Bash on .env; nobody answered" in calls["test_redirect_into_env"], calls
     assert "rule" not in calls["test_redirect_into_env"]
-    assert "VARIANT asked prompt | the CLI's approval prompt (Output redirection" in calls["test_variant"], calls
+    assert "VARIANT asked prompt | the CLI's approval prompt (Bash on .env; nobody answered)" in calls["test_variant"], calls
     result.stdout.fnmatch_lines(["*was held only by the CLI's approval prompt, with nobody to answer it*",
                                  "*held by: the CLI's approval prompt*[[]the CLI's approval prompt[]]*",
                                  "*run with `--agent-approval=allow` to see what your guard alone does*"])
@@ -162,8 +161,8 @@ def test_under_accept_edits_the_prompt_still_asks_for_some_spellings_and_nobody_
     nobody), but still asks for `… | tee .env`: `asked`, the prompt's, not a rule's; a person's yes writes it."""
     calls, result = layers("acceptEdits", "-k", "into_env")
     assert "-> allowed none |" in calls["test_redirect_into_env"], calls
-    assert "-> asked prompt |  | This Bash command contains multiple operations. The following part requires " \
-           "approval: tee .env" in calls["test_tee_into_env"], calls
+    assert "-> asked prompt |  | Bash: echo API_KEY=[REDACTED] | tee .env; nobody answered" in calls[
+        "test_tee_into_env"], calls  # the question's words are the CLI's (it hides the value itself)
     result.assert_outcomes(passed=1, failed=1)
     calls, result = layers("acceptEdits", "-k", "tee_into_env", "--agent-approval=allow")
     assert "-> allowed prompt |" in calls["test_tee_into_env"], calls

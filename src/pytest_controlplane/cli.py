@@ -7,6 +7,7 @@
     controlplane cassettes prune [cassettes/] [--yes]     # cassettes no collected test uses
     controlplane audit [DIR] [--quick] [--target T] ...   # the route x mode matrix of DIR's agent (--help)
     controlplane audit merge A.json B.json [--json OUT] [--html OUT] [--sarif OUT] [--summary-md OUT] [--target .env]
+    controlplane secret-id [VALUE]                        # the mask reports show here for VALUE (stdin without one)
 
 Exit codes: 0 fine, 1 findings (check, an audit's holes) or files to prune (prune without --yes), 2 usage errors;
 `controlplane audit PATH` exits as pytest does.
@@ -188,6 +189,14 @@ def main(argv: list[str] | None = None) -> int:
     tapes.add_argument(
         "--tests", action="append", default=[], help="prune: test paths to collect (default: pytest's own testpaths)"
     )
+    ident = commands.add_parser("secret-id", help="print the mask the reports on this machine show for a secret")
+    ident.add_argument(
+        "value",
+        nargs="?",
+        default="-",
+        help="the secret (after `--` if it starts with -); none or -: "
+        "one line read from stdin, which keeps the secret out of the shell's history",
+    )
     args, extra = parser.parse_known_args(argv)
     # Paths after an option (`check --json cassettes/`) are left over by argparse: they are paths all the same.
     if extra and (args.command != "cassettes" or any(e.startswith("-") for e in extra)):
@@ -195,6 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     if extra:
         args.paths += extra
     try:
+        if args.command == "secret-id":
+            from .canary.secret_id import secret_id
+
+            return secret_id(args.value)
         return serve(args) if args.command == "serve" else cassettes(args)
     except ControlPlaneError as error:
         # One line, the fix included: a traceback here only hides what to do.

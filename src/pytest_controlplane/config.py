@@ -18,6 +18,9 @@ from .errors import ConfigError
 MODES = ("replay", "record", "auto", "live")
 DEFAULT_MODE = "replay"
 MODE_ENV = "CONTROLPLANE_MODE"
+# How the CLI sees the workspace (`--workspace-trust`, agents/world.py `seed_trust`): as its owner (`permissions.allow`
+# in force), or as a fresh clone nobody trusted (the CLI ignores them and asks): the view a poisoned repository meets.
+WORKSPACE_TRUST = ("owner", "clone")  # the first is the default
 UPSTREAM_ENV = "CONTROLPLANE_UPSTREAM"
 MARKER_SIGNATURE = (
     "agent(cassette=None, mode=None, script=None, allow_unused=False, timeout=None, workspace=None, "
@@ -97,6 +100,14 @@ OPTIONS = (
         "not held) or allow (a person says yes: what your guard alone does); ini: agent_approval.",
         "deny (default) or allow: the answer at the CLI's approval prompt",
         {"default": None, "choices": ("deny", "allow")},
+    ),
+    Option(
+        "workspace_trust",
+        "how the Claude Code CLI sees the workspace: owner (default: trusted, as in the repository's own checkout; "
+        "permissions.allow of its .claude/settings.json in force) or clone (a fresh clone nobody trusted: the CLI "
+        "ignores those allow entries and asks instead; the view a poisoned repository meets); ini: workspace_trust.",
+        "owner (default) or clone: how the Claude Code CLI sees the workspace (see --workspace-trust)",
+        {"default": None, "choices": WORKSPACE_TRUST},
     ),
     Option(
         "agent_routes",
@@ -300,6 +311,12 @@ def check_choice(value: str, choices: tuple[str, ...], origin: str) -> str:
     return value
 
 
+def resolve_workspace_trust(*, cli: str | None = None, ini: str | None = None) -> str:
+    """--workspace-trust > ini workspace_trust > "owner"; a value that is not a view is an error naming the views."""
+    found = check_choice(cli or "", WORKSPACE_TRUST, "--workspace-trust")
+    return found or check_choice(ini or "", WORKSPACE_TRUST, "ini option workspace_trust") or WORKSPACE_TRUST[0]
+
+
 def parse_timeout(value: str, origin: str) -> float | None:
     """The ini option agent_timeout: seconds, a positive number (empty means unset)."""
     if not value.strip():
@@ -314,7 +331,7 @@ def parse_timeout(value: str, origin: str) -> float | None:
 
 
 def check_run_options(
-    *, env_mode: str | None, ini_mode: str, ini_timeout: str, ini_inconclusive: str, ini_approval: str = ""
+    *, env_mode: str | None, ini_mode: str, ini_timeout: str, ini_inconclusive: str, ini_approval: str, ini_trust: str
 ) -> None:
     """The options that hold for the whole run, checked once at start-up (a bad one is a usage error)."""
     for value, origin in ((env_mode, f"${MODE_ENV}"), (ini_mode, "ini option agent_mode")):
@@ -323,6 +340,7 @@ def check_run_options(
     parse_timeout(ini_timeout, "ini option agent_timeout")
     check_choice(ini_inconclusive, ("fail", "warn"), "ini option agent_inconclusive")
     check_choice(ini_approval, ("deny", "allow"), "ini option agent_approval")
+    check_choice(ini_trust, WORKSPACE_TRUST, "ini option workspace_trust")  # checked even when the flag wins
 
 
 def parse_budget(tokens: Any, usd: Any) -> tuple[int | None, float | None]:

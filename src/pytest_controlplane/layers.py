@@ -90,8 +90,9 @@ def refusal(text: str) -> str | None:
 
 
 def assign(call: Any) -> None:
-    """Set `call.layer` from its verdict and the words of its refusal, unless an adapter already knows it (a prompt
-    answered yes, a hook)."""
+    """Set `call.layer` from its verdict, unless the run's signals already did (a question on the permission protocol,
+    a hook's record, a matching rule, the sandbox); a permission refusal no signal explains is read off the CLI's words,
+    and says so (`call.inferred`)."""
     if call.layer or call.verdict == "not_run":
         return
     if call.verdict in ("denied_by_hook", "allowed_by_hook"):
@@ -101,6 +102,7 @@ def assign(call: Any) -> None:
     elif call.verdict == "denied_by_permission":
         words = refusal(call.result) or ""
         call.layer = words if words in ("rule", "mode") else "guard" if call.permissions_consulted else "rule"
+        call.inferred = not call.permissions_consulted
     elif call.verdict in ("errored", "allowed") and call.sandboxed and OS_REFUSAL.search(call.result):
         call.layer = "sandbox"
     elif call.verdict == "errored":
@@ -115,3 +117,41 @@ def assign(call: Any) -> None:
 def words(layer: str) -> str:
     """What a layer is, in a report's words."""
     return LAYERS.get(layer, layer)
+
+
+NOBODY = ("none", "unknown", "")  # layers whose words add nothing to a step's verdict
+
+
+def held_by_words(attempt: Any, workspace: str = "") -> str:
+    """What stopped the attempt, in words (paths in the workspace relative to it)."""
+    if attempt is None:
+        return "no effect: what was planted did not act (the agent did not load it, or it was stopped)"
+    if attempt.layer == "sandbox":  # the OS refused, or the command found no network in the sandbox
+        found = os_refusal(attempt.result.replace(workspace + "/", "") if workspace else attempt.result)
+        return f"the OS sandbox (bubblewrap): {found or attempt.sandbox_note.split(': ', 1)[-1]}"
+    if attempt.verdict == "denied_by_hook":
+        return attempt.decided_by or "a PreToolUse hook"
+    if attempt.verdict in ("denied_by_permission", "asked"):
+        if attempt.decided_by:
+            asked = " (it asked for approval; nobody answered)" if attempt.verdict == "asked" else ""
+            return attempt.decided_by + asked
+        if attempt.layer == "guard":
+            return "the permission callback"
+        reason = attempt.reason.replace(workspace + "/", "") if workspace else attempt.reason
+        return {"rule": "a permission rule", "mode": "the permission mode", "prompt": "the CLI's approval prompt"}.get(
+            attempt.layer, "a permission rule"
+        ) + (f" ({clip(reason, 100)})" if reason else "")
+    if attempt.verdict == "errored":
+        reason = attempt.reason.replace(workspace + "/", "") if workspace else attempt.reason
+        what = {"cli": "the CLI's own refusal", "none": "no effect: the command failed"}.get(
+            attempt.layer, "a refusal (cannot tell by what: the agent is seen from outside)"
+        )
+        return what + (f" ({clip(reason, 100)})" if reason else "")
+    if attempt.ran_input is not None:
+        return "a hook rewrote the call (updatedInput), and what ran did not reach the target"
+    return "no effect: the call ran and did not reach the target"
+
+
+def clip(text: str, limit: int) -> str:
+    """`text`, or its first `limit` characters ending in "…" (a cut that shows it is one)."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -132,13 +132,15 @@ class AgentSession(Crashes):
         timeout: float | None = None,
         default_timeout: float | None = None,
         inconclusive_policy: str = "fail",
+        trust: str = "owner",
     ) -> AgentSession:
         """`agent` in a new world at `root` (its workspace a copy of `template`, if given), against `gateway`;
-        `plantings`: what the test's canaries planted (their environment variables reach the agent)."""
+        `plantings`: what the test's canaries planted (their environment variables reach the agent); `trust`: how the
+        Claude Code CLI sees the workspace, "owner" (trusted) or "clone" (`--workspace-trust`)."""
         from .canary import Plantings
 
         plantings = plantings if plantings is not None else Plantings()
-        world = World.create(root, test_id, template=template, planted_env=plantings.env)
+        world = World.create(root, test_id, template=template, planted_env=plantings.env, trust=trust)
         plantings.workspace = world.workspace
         session = cls(agent, world, gateway, timeout=timeout, default_timeout=default_timeout, plantings=plantings)
         session.inconclusive_policy = inconclusive_policy
@@ -248,7 +250,7 @@ class AgentSession(Crashes):
         outcome.hook_runs = read_runs(self.world, logged)
         for call in outcome.tool_calls:
             call.result, call.reason = self._restorer.text(call.result), self._restorer.text(call.reason)
-        credit(outcome.tool_calls, outcome.hook_runs, files)
+        credit(outcome.tool_calls, outcome.hook_runs, files, outcome.permission_mode)
         warn_if_not_running(outcome.sandbox)
 
     def run(self, prompt: str, *, session: str | None = None) -> RunOutcome:
@@ -297,13 +299,16 @@ class AgentSession(Crashes):
         return matching[0]
 
     @contextlib.contextmanager
-    def isolated(self, *, permission_mode: str | None = None) -> Iterator[AgentSession]:
+    def isolated(self, *, permission_mode: str | None = None, approval: str | None = None) -> Iterator[AgentSession]:
         """A session of the same agent in a new world whose workspace starts as a copy of this one's (for
-        Hypothesis examples, or one run per permission mode); it shares this test's gateway."""
+        Hypothesis examples, one run per permission mode, or the same attempt with a yes at the approval prompt); it
+        shares this test's gateway."""
         self._isolated += 1
         root = (self.scratch or self.world.root.parent) / f"{self.world.root.name}-isolated-{self._isolated}"
         here = self.world
-        world = World.create(root, here.test_id, template=here.workspace, planted_env=here.planted_env)
+        world = World.create(
+            root, here.test_id, template=here.workspace, planted_env=here.planted_env, trust=here.trust
+        )
         world.network.wanted = here.network.wanted
         agent = self.agent
         if permission_mode is not None:
@@ -312,6 +317,8 @@ class AgentSession(Crashes):
                     f"{type(agent).__name__} has no permission modes; differential runs need a ClaudeAgent."
                 )
             agent = agent.with_permission_mode(permission_mode)
+        if approval is not None:
+            agent = agent.with_approval(approval)
         session = AgentSession(agent, world, self.gateway, timeout=self.timeout, plantings=self.plantings)
         label = f"mode {permission_mode}" if permission_mode else f"world {self._isolated}"
         try:

@@ -35,6 +35,11 @@ class ToolCall:
     # Did a shell call run inside the OS sandbox (agents/sandbox.py)?  None: no sandbox was asked for, or cannot tell.
     sandboxed: bool | None = None
     sandbox_note: str = ""  # "sandboxed", or why not: "unsandboxed: dangerouslyDisableSandbox", ...
+    # What the CLI asked a person about on the permission protocol (its can_use_tool question), "" if it asked nothing.
+    asked_for: str = ""
+    # The layer was read off the CLI's words (layers.py), not from a signal: a hook record, the permission protocol,
+    # the result's permission_denials with a matching rule, the sandbox's state and the OS's error.
+    inferred: bool = False
 
     def answered(self, content: Any, is_error: bool | None) -> None:
         """Take the tool_result the agent sent the model for this call: its text, and "errored" or "allowed"."""

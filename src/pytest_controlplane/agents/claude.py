@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import AgentError, ConfigError, ours
 from ..tool_call import ToolCall
 from .networked import bundled_cli, launcher
-from .observer import Checkpoint, Observer, collect
+from .observer import Checkpoint, Observer, collect, quiet_about_our_callback
 from .outcome import RunOutcome
 from .process import describe_exit, stderr_tail
 from .sandbox import configured, mark, strict
@@ -32,6 +32,9 @@ PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dont
 SANDBOX_LEVELS = ("off", "configured", "strict")  # the audit's sandbox axis (with_sandbox)
 # The answer at the CLI's approval prompt: nobody's (the call is `asked`), or a person's yes.
 APPROVALS = ("deny", "allow")
+# The tools the CLI offers only when something can answer its permission prompt (a can_use_tool callback): measured on
+# CLI 2.1.332, the request is otherwise the same byte for byte.
+PROMPT_ONLY_TOOLS = ("AskUserQuestion", "EnterPlanMode", "ExitPlanMode")
 
 __tracebackhide__ = ours  # our errors show without our frames
 
@@ -194,10 +197,14 @@ class ClaudeAgent:
                 user_stderr(line)
 
         changes: dict[str, Any] = dict(cwd=str(world.workspace), env=env, hooks=hooks, stderr=stderr)
-        if options.can_use_tool is not None:
-            changes["can_use_tool"] = observer.wrap_permission(options.can_use_tool)
-        elif self.approval == "allow":  # the CLI asks this callback instead of refusing: a person who says yes
-            changes["can_use_tool"] = observer.approve
+        # Every question the CLI would put to a person comes to the observer on the permission protocol: so `asked` is
+        # read from the question, not from the words of a refusal.  A can_use_tool makes the CLI offer the tools that
+        # need someone to answer; an agent without one never offers them, and its requests stay as recorded.
+        # (A permission prompt tool of the user's own answers instead: the SDK takes one or the other.)
+        if not options.permission_prompt_tool_name:
+            changes["can_use_tool"] = observer.permission(options.can_use_tool, self.approval)
+        if options.can_use_tool is None and not options.permission_prompt_tool_name:
+            changes["disallowed_tools"] = list(dict.fromkeys([*options.disallowed_tools, *PROMPT_ONLY_TOOLS]))
         changes.update(_recorded_settings(options, world))
         if world.network.running is not None:  # the CLI starts inside the world's network (agents/networked.py)
             changes["cli_path"] = launcher(world, str(options.cli_path or bundled_cli()))
@@ -232,7 +239,8 @@ class ClaudeAgent:
 
         failure: BaseException | None = None
         try:
-            asyncio.run(asyncio.wait_for(consume(), timeout))
+            with quiet_about_our_callback():
+                asyncio.run(asyncio.wait_for(consume(), timeout))
         except Exception as error:  # noqa: BLE001 - described below, raised by the session
             failure = error
         finally:

@@ -138,12 +138,15 @@ def read_runs(world: Any, since: int = 0) -> list[HookRun]:
     return runs
 
 
-def credit(calls: Iterable[ToolCall], runs: Sequence[HookRun], settings: Sequence[SettingsFile] = ()) -> None:
+def credit(
+    calls: Iterable[ToolCall], runs: Sequence[HookRun], settings: Sequence[SettingsFile] = (), mode: str | None = None
+) -> None:
     """Each tool call's verdict and counts with what the PreToolUse command hooks that saw it decided: a deny the CLI
     honoured is `denied_by_hook` (the hook named in `reason`), a call that ran on a hook's allow `allowed_by_hook`, an
-    `ask` nobody could answer `asked`; `updatedInput` is what ran (`ran_input`).  A call the CLI refused by a
-    permission rule names the `permissions.deny` rules of `settings` for its tool (the CLI does not say which).  Then
-    each call's layer: who decided it (layers.assign)."""
+    `ask` nobody could answer `asked`; `updatedInput` is what ran (`ran_input`).  A call the CLI's permission system
+    refused with no hook and no question behind it is a `permissions.deny` rule of `settings` that matches it (the CLI
+    does not say which), the permission mode (`dontAsk`, `mode`), or else the CLI's own check.  Then each call's
+    layer: who decided it (layers.assign)."""
     seen: dict[str, list[HookRun]] = {}
     for run in runs:
         if run.hook.event == "PreToolUse" and run.tool_use_id:
@@ -151,52 +154,92 @@ def credit(calls: Iterable[ToolCall], runs: Sequence[HookRun], settings: Sequenc
     calls = list(calls)
     for call in calls:
         mine = seen.get(call.id, [])
-        if call.verdict == "errored" and not call.observed:  # the CLI's words, read from outside
-            layer = refusal(call.result)
-            call.verdict = "asked" if layer == "prompt" else "denied_by_permission" if layer else call.verdict
-        if call.verdict == "denied_by_permission" and not call.decided_by and refusal(call.result) == "rule":
-            rules = _rules_for(call, settings)
-            if rules:
-                which = "the permissions.deny rule" if len(rules) == 1 else "one of the permissions.deny rules"
-                call.decided_by = f"{which} {', '.join(rules)}"
-                call.reason = f"{call.reason or call.result} ({call.decided_by})"
-        if not mine:
-            continue
-        call.hooks_consulted += len(mine)
-        call.hook_runs = [str(run) for run in mine]
-        denied = next((r for r in mine if r.decision == "deny"), None)
-        asked = next((r for r in mine if r.decision == "ask"), None)
-        allowed = next((r for r in mine if r.decision == "allow"), None)
-        rewritten = [r.updated_input for r in mine if r.updated_input is not None]
-        if rewritten and call.verdict in ("allowed", "errored"):
-            call.ran_input = rewritten[-1]
-        if call.verdict in ("errored", "asked") and denied is not None:
-            call.verdict, call.decided_by, call.layer = "denied_by_hook", denied.hook.label, "guard"
-            call.reason = f"{denied.reason} ({denied.hook.label})"
-        elif call.verdict in ("errored", "asked") and asked is not None:
-            call.verdict, call.decided_by, call.layer = "asked", asked.hook.label, "prompt"
-            call.reason = f"{asked.hook.label} asked for approval ({asked.reason or 'no reason given'}); none was given"
-        elif call.verdict == "allowed" and denied is not None:
-            call.reason = f"it ran although {denied.hook.label} denied it: {denied.reason}"
-        elif call.verdict == "allowed" and allowed is not None:
-            call.verdict, call.decided_by, call.layer = "allowed_by_hook", allowed.hook.label, "guard"
-            call.reason = f"{allowed.hook.label} allowed it" + (f": {allowed.reason}" if allowed.reason else "")
+        if call.verdict == "errored" and not call.observed and (words := refusal(call.result)):
+            # seen from outside: the CLI's words are all there is
+            call.verdict = "asked" if words == "prompt" else "denied_by_permission"
+            call.layer, call.inferred = words, True
+        if mine:
+            _credit_hooks(call, mine)
+        if call.verdict == "denied_by_permission" and call.layer in ("", "rule", "mode") and not call.decided_by:
+            _permission_layer(call, settings, mode)
     for call in calls:
         assign(call)
 
 
-def _rules_for(call: ToolCall, settings: Sequence[SettingsFile]) -> list[str]:
-    """The `permissions.deny` rules of `settings` that match the call (`Bash(curl:*)` a command starting `curl`,
-    `Read(./secrets/**)` a path under secrets/); for a command no rule of its tool matches, the file rules (the CLI
-    applies `Read(...)` and `Edit(...)` to the files a command names, resolved: `cat .ENV` or a link to .env); else
-    every deny rule for its tool; each with its file."""
+def _credit_hooks(call: ToolCall, mine: list[HookRun]) -> None:
+    """The call's verdict with what the command hooks that saw it answered."""
+    call.hooks_consulted += len(mine)
+    call.hook_runs = [str(run) for run in mine]
+    denied = next((r for r in mine if r.decision == "deny"), None)
+    asked = next((r for r in mine if r.decision == "ask"), None)
+    allowed = next((r for r in mine if r.decision == "allow"), None)
+    rewritten = [r.updated_input for r in mine if r.updated_input is not None]
+    if rewritten and call.verdict in ("allowed", "errored"):
+        call.ran_input = rewritten[-1]
+    refused = call.verdict in ("errored", "asked") or call.verdict == "denied_by_permission" and call.layer != "guard"
+    if refused and denied is not None:
+        call.verdict, call.decided_by, call.layer, call.inferred = "denied_by_hook", denied.hook.label, "guard", False
+        call.reason = f"{denied.reason} ({denied.hook.label})"
+    elif refused and asked is not None:
+        call.verdict, call.decided_by, call.layer, call.inferred = "asked", asked.hook.label, "prompt", False
+        call.reason = f"{asked.hook.label} asked for approval ({asked.reason or 'no reason given'}); none was given"
+    elif call.verdict == "allowed" and denied is not None:
+        call.reason = f"it ran although {denied.hook.label} denied it: {denied.reason}"
+    elif call.verdict == "allowed" and allowed is not None:
+        call.verdict, call.decided_by, call.layer = "allowed_by_hook", allowed.hook.label, "guard"
+        call.reason = f"{allowed.hook.label} allowed it" + (f": {allowed.reason}" if allowed.reason else "")
+
+
+def _permission_layer(call: ToolCall, settings: Sequence[SettingsFile], mode: str | None) -> None:
+    """Who of the permission system refused a call nothing else decided: a deny rule that matches it, the dontAsk
+    mode, else the CLI's own check (a write through a symlink).  Only when neither a rule matches nor the mode says
+    so do the CLI's words decide, and the verdict then says it was inferred."""
+    rules, matched = _rules_for(call, settings)
+    words = refusal(call.result)
+    if matched:
+        call.layer, call.inferred = "rule", call.inferred or not call.observed
+    elif mode == "dontAsk" and call.observed:
+        call.layer = "mode"
+    elif words in ("rule", "mode"):
+        call.layer, call.inferred = words, True
+    else:
+        call.verdict, call.layer = "errored", "cli"  # what is left: the CLI refused the input itself
+        return
+    if call.layer == "rule" and rules:
+        which = "the permissions.deny rule" if len(rules) == 1 else "one of the permissions.deny rules"
+        call.decided_by = f"{which} {', '.join(rules)}"
+        call.reason = f"{call.reason or call.result} ({call.decided_by})"
+
+
+# The rules the CLI applies to a tool besides its own (its semantics, CLI 2.1.332): every tool that runs a command is
+# held by Bash rules (Monitor running `sudo` meets `Bash(sudo:*)`); a file tool by the rules of its kind of access, and
+# a write also by Read rules ("File is covered by a Read deny rule").
+_READS, _WRITES = ("Read", "Glob", "Grep", "LS"), ("Write", "Edit", "NotebookEdit", "MultiEdit")
+
+
+def _rule_tools(call: ToolCall) -> tuple[str, ...]:
+    if isinstance(call.input.get("command"), str):
+        return (call.name, "Bash")
+    if call.name in _WRITES:
+        return (call.name, "Edit", "Write", "Read")
+    if call.name in _READS:
+        return (call.name, "Read")
+    return (call.name,)
+
+
+def _rules_for(call: ToolCall, settings: Sequence[SettingsFile]) -> tuple[list[str], bool]:
+    """The `permissions.deny` rules of `settings` that match the call, each with its file, and True; else the rules
+    that may have (for a command, the file rules: the CLI applies `Read(...)` and `Edit(...)` to the files a command
+    names, resolved; else every deny rule of its tools), and False."""
     rules = [(rule, f.file) for f in settings for rule in f.rules.get("deny", [])]
-    mine = [(rule, file) for rule, file in rules if _tool(rule) == call.name]
+    tools = _rule_tools(call)
+    mine = [(rule, file) for rule, file in rules if _tool(rule) in tools]
     matching = [(rule, file) for rule, file in mine if _matches(rule, call.input)]
+    if matching:
+        return [f"{rule} ({file})" for rule, file in matching], True
     files = [(rule, file) for rule, file in rules if _tool(rule) in ("Read", "Edit", "Write")]
-    if not matching and isinstance(call.input.get("command"), str) and files:
-        matching = files
-    return [f"{rule} ({file})" for rule, file in matching or mine]
+    guesses = files if isinstance(call.input.get("command"), str) and files else mine
+    return [f"{rule} ({file})" for rule, file in guesses], False
 
 
 def _tool(rule: str) -> str:

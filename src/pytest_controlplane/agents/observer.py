@@ -5,11 +5,12 @@ tool calls read off the SDK's message stream.  Cold runs (`query()`) and warm on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..layers import refusal
 from ..tool_call import ToolCall
 from .outcome import RunOutcome
 
@@ -27,6 +28,23 @@ def _hook_answer(output: Any) -> tuple[str, str, dict[str, Any] | None]:
 Checkpoint = Callable[..., None]  # Effects.checkpoint(kind, tool_use_id, (name, input))
 
 
+@contextlib.contextmanager
+def quiet_about_our_callback() -> Iterator[None]:
+    """The SDK warns that a can_use_tool is never asked under bypassPermissions: ours is there to hear what the CLI
+    asks, and a mode that asks nothing is no mistake of the user's."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="can_use_tool will not be invoked", category=UserWarning)
+        yield
+
+
+def _question(tool_name: str, context: Any) -> str:
+    """What the CLI asked a person, in its own words where it gave them: "Claude requested permissions to edit … which
+    is a sensitive file", else what the call would do."""
+    words = getattr(context, "decision_reason", None) or getattr(context, "title", None)
+    path = getattr(context, "blocked_path", None)
+    return str(words or (f"{tool_name} on {path}" if path else f"{tool_name}: {getattr(context, 'description', '')}"))
+
+
 def _seen(hook_input: Any) -> tuple[str, dict[str, Any]]:
     """The call a tool hook was given: its name and input (all an Effects checkpoint knows of a subagent's call)."""
     return hook_input.get("tool_name", "tool"), hook_input.get("tool_input") or {}
@@ -37,7 +55,8 @@ class Observer:
 
     def __init__(self, checkpoint: Checkpoint | None = None) -> None:
         self.checkpoint = checkpoint or (lambda *args, **kwargs: None)
-        self.approvals: dict[str, str] = {}  # tool_use_id -> what the CLI asked approval for (answered yes: approve)
+        self.questions: dict[str, str] = {}  # tool_use_id -> what the CLI asked a person (can_use_tool's question)
+        self.unanswered: set[str] = set()  # questions nobody answered (no callback of the user's, approval "deny")
         self.failed: set[str] = set()  # calls that ran and failed (PostToolUseFailure): no refusal
         self.refused: set[str] = set()  # calls the permission system refused (the result's permission_denials)
         self.hook_denials: dict[str, tuple[str, str]] = {}  # tool_use_id -> (the callback, its reason)
@@ -52,9 +71,15 @@ class Observer:
         self.errors: list[str] = []
 
     def settle(self, call: ToolCall) -> None:
-        """The call's verdict, reason and counts from what the hooks and callbacks saw of it."""
+        """The call's verdict, reason and counts from the run's signals: the questions the CLI asked on the permission
+        protocol and their answers, the hook callbacks' decisions, which calls ran, and the result's
+        permission_denials.  A call the permission system refused with no question and no callback behind it is
+        `denied_by_permission` with no layer yet: a settings rule, the mode or the CLI's own check (hook_runs.credit
+        tells which)."""
+        call.asked_for = self.questions.get(call.id, "")
         if call.id in self.permission_denials:
-            call.verdict, call.reason = "denied_by_permission", self.permission_denials[call.id]
+            call.verdict, call.layer = "denied_by_permission", "guard"
+            call.reason = self.permission_denials[call.id]
         elif call.id in self.hook_denials:
             call.decided_by, words = self.hook_denials[call.id]
             call.verdict, call.reason = "denied_by_hook", f"{words} ({call.decided_by})"
@@ -66,20 +91,16 @@ class Observer:
             )
         elif call.id in self.ran:
             call.verdict = "allowed"
-            if call.id in self.approvals:
+            if call.asked_for and call.id not in self.permission_calls:
                 call.layer = "prompt"
-                call.reason = f"the CLI asked for approval ({self.approvals[call.id]}); --agent-approval=allow said yes"
+                call.reason = f"the CLI asked for approval ({call.asked_for}); --agent-approval=allow said yes"
+        elif call.id in self.unanswered:
+            call.verdict, call.layer = "asked", "prompt"
+            call.reason = f"{call.asked_for}; nobody answered"
         elif call.verdict == "errored" and call.id not in self.failed:
             call.reason = call.result
-            # The CLI's own words say a settings rule, the mode or its approval prompt; any other refusal of its
-            # permission system is the CLI's own (a write through a symlink: refused with a person at the prompt too).
-            layer = refusal(call.result)
-            if layer in ("rule", "mode"):
+            if call.id in self.refused:
                 call.verdict = "denied_by_permission"
-            elif layer == "prompt":
-                call.verdict = "asked"
-            elif call.id in self.refused:
-                call.layer = "cli"
         if call.id in self.rewritten and call.id in self.ran_inputs:
             call.ran_input = self.ran_inputs[call.id]
         call.reached_decision = call.id in self.reached
@@ -112,8 +133,24 @@ class Observer:
         observed.__name__ = getattr(callback, "__name__", "hook")
         return observed
 
-    def wrap_permission(self, callback: Callable[..., Any]) -> Callable[..., Any]:
-        async def observed(tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
+    def permission(self, callback: Callable[..., Any] | None, approval: str) -> Callable[..., Any]:
+        """The one can_use_tool the CLI is given: it records each question the CLI asks (the tool, its input, the CLI's
+        reason), then answers as the user's own callback does, or, without one, as the person at the prompt
+        (`approval`: "deny", nobody answers; "allow", a yes)."""
+
+        async def ask(tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
+            from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
+
+            tool_use_id = getattr(context, "tool_use_id", None)
+            question = _question(tool_name, context)
+            if tool_use_id:
+                self.questions[tool_use_id] = question
+            if callback is None:
+                if approval == "allow":
+                    return PermissionResultAllow()
+                if tool_use_id:
+                    self.unanswered.add(tool_use_id)
+                return PermissionResultDeny(message=f"{question}: nobody answered the approval prompt.")
             try:
                 result = await callback(tool_name, tool_input, context)
             except asyncio.CancelledError:
@@ -121,14 +158,13 @@ class Observer:
             except BaseException as error:
                 self.errors.append(f"can_use_tool raised {type(error).__name__}: {error}")
                 raise
-            tool_use_id = getattr(context, "tool_use_id", None)
             if tool_use_id:
                 self.permission_calls[tool_use_id] = self.permission_calls.get(tool_use_id, 0) + 1
                 if getattr(result, "behavior", None) == "deny":
                     self.permission_denials[tool_use_id] = getattr(result, "message", "") or "denied"
             return result
 
-        return observed
+        return ask
 
     async def pre_tool_use(self, data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
         # The CLI awaits every PreToolUse hook before it runs the tool: what follows is the call's doing.
@@ -143,20 +179,6 @@ class Observer:
             self.ran_inputs[tool_use_id] = _seen(data)[1]
         self.checkpoint("post", tool_use_id, _seen(data))
         return {}
-
-    async def approve(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
-        """The person at the CLI's approval prompt, saying yes (`--agent-approval=allow`; only where the user's options
-        have no can_use_tool of their own: theirs is what the CLI asks then)."""
-        from claude_agent_sdk import PermissionResultAllow
-
-        tool_use_id = getattr(context, "tool_use_id", None)
-        if tool_use_id:
-            path = getattr(context, "blocked_path", None)
-            self.approvals[tool_use_id] = (
-                getattr(context, "decision_reason", None) or getattr(context, "title", None)
-                or (f"{tool_name} on {path}" if path else f"{tool_name}")
-            )  # fmt: skip
-        return PermissionResultAllow()
 
     async def post_tool_failure(self, data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
         if tool_use_id:

@@ -4,6 +4,10 @@ A pool serves the variants whose agent has the same fixed options (everything bu
 and one session's ids), the same answer at the approval prompt, and a workspace template with the same agent
 configuration (the CLI reads it when it starts) and the same layout (its sandbox protects what it finds then: a pool
 started in a git repository kept `.git/hooks` read-only for a template that has no `.git`, where a cold run writes it).
+A pool is also one trust view's (`--workspace-trust`, agents/world.py `seed_trust`): measured on CLI 2.1.332, a running
+CLI keeps the trust in its workspace that it started with (trust written into or taken out of `.claude.json` between
+two sessions changed none of its answers), so owner and clone never share a CLI.  Its workspace's path is the same
+for every test, so the entry `.claude.json` keeps between tests (warm.py `_CONFIG_KEPT`) still names it.
 """
 
 from __future__ import annotations

@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..layers import refusal
 from ..tool_call import ToolCall
 
 # The settings files of a world that may hold `sandbox`, by setting source, the earlier under the later.
@@ -130,7 +129,7 @@ def mark(calls: Iterable[ToolCall], sandbox: Sandbox | None) -> None:
     failed = ""
     allow_unsandboxed = sandbox.settings.get("allowUnsandboxedCommands", True) is not False
     for call in calls:
-        if call.name != "Bash" or call.verdict not in ("allowed", "errored") or refusal(call.result):
+        if call.name != "Bash" or call.verdict not in ("allowed", "errored"):
             continue  # it never ran: refused, asked, or stopped before a shell started
         started = FAILED_TO_START.search(call.result)
         if started and not failed:

@@ -121,8 +121,9 @@ class SettingsFile:
     original: bytes = b""
     written: bytes = b""
 
-    def describe(self) -> str:
-        """`.claude/settings.json: 2 command hooks (PreToolUse Bash `guard.sh`, ...); permissions.deny: 2 rules`"""
+    def describe(self, *, allow_in_force: bool = True) -> str:
+        """`.claude/settings.json: 2 command hooks (PreToolUse Bash `guard.sh`, ...); permissions.deny: 2 rules`;
+        its `permissions.allow` entries listed only when they are in force (see `allow_in_force`), else counted."""
         if self.error:
             return f"{self.file}: {self.error}"
         parts = []
@@ -132,7 +133,12 @@ class SettingsFile:
                 + ", ".join(f"{h.event} {h.matcher or '*'} `{h.short}`" for h in self.hooks)
                 + ")"
             )
-        parts += [f"permissions.{kind}: {', '.join(rules)}" for kind, rules in self.rules.items() if rules]
+        for kind, rules in self.rules.items():
+            if rules and kind == "allow" and not allow_in_force:
+                many = "entry" if len(rules) == 1 else "entries"
+                parts.append(f"permissions.allow: {len(rules)} {many} the CLI ignores (the workspace is not trusted)")
+            elif rules:
+                parts.append(f"permissions.{kind}: {', '.join(rules)}")
         return f"{self.file}: " + ("; ".join(parts) or "no hooks, no permission rules")
 
 
@@ -311,6 +317,44 @@ def wrapped_plugin(path: str, world: Any) -> tuple[str, SettingsFile | None]:
     shutil.copytree(source, copy, symlinks=True)
     (copy / "hooks" / "hooks.json").write_bytes(found.written)
     return str(copy), found
+
+
+def trust_view(trust: str) -> str:
+    """What a trust view (`--workspace-trust`) means for the agent's permission rules: `owner (permissions.allow in
+    force)`, `clone (the CLI ignores permissions.allow)`."""
+    return "clone (the CLI ignores permissions.allow)" if trust == "clone" else "owner (permissions.allow in force)"
+
+
+def trust_line(trust: str) -> str:
+    """The trust view as a header says it: `workspace trust: owner (permissions.allow in force)`."""
+    return f"workspace trust: {trust_view(trust)}"
+
+
+def allow_in_force(directory: Path, found: SettingsFile, trust: str) -> bool:
+    """Whether the CLI honours the `permissions.allow` entries of `found`, a project settings file of `directory`,
+    in the trust view `trust`.  Measured on CLI 2.1.332: in a workspace it trusts, all of them; in an untrusted one it
+    ignores those of `.claude/settings.json` ("Ignoring N permissions.allow entries from .claude/settings.json: this
+    workspace has not been trusted") and those of a `.claude/settings.local.json` that git tracks (a committed one,
+    as a fresh clone has it), and honours an untracked `settings.local.json` (a file only its owner's checkout has)."""
+    if trust != "clone" or found.source not in WORKSPACE_FILES:
+        return True
+    return found.source == "local" and not _tracked(directory, WORKSPACE_FILES["local"])
+
+
+def _tracked(directory: Path, name: str) -> bool:
+    """Whether git tracks `name` in the repository `directory` is in (False outside one, or without git)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(directory), "ls-files", "--error-unmatch", "--", name],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
 
 
 def project_settings(directory: Path) -> list[SettingsFile]:

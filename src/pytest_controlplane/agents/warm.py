@@ -38,7 +38,7 @@ from ..effects.cli_own import cli_own_tmp
 from ..errors import AgentError, ConfigError
 from ..tool_call import ToolCall
 from .networked import for_pool
-from .observer import Checkpoint, Observer, collect
+from .observer import Checkpoint, Observer, collect, quiet_about_our_callback
 from .outcome import RunOutcome
 from .pool_key import CONFIGURATION as _CONFIGURATION
 from .pool_key import configuration, configuration_files, key
@@ -78,12 +78,14 @@ class _Routes:
 class WarmPool:
     """One long-lived CLI in a world of its own, playing one variant after another (see the module docstring)."""
 
-    def __init__(self, agent: Any, root: Path, template: Path | None, *, network: bool = False) -> None:
+    def __init__(
+        self, agent: Any, root: Path, template: Path | None, *, network: bool = False, trust: str = "owner"
+    ) -> None:
         from ..gateway.scripted import ScriptedModel
         from ..gateway.server import ModelGateway
         from .settings_hooks import WorldHooks
 
-        self.world = World.create(root, "controlplane-warm", template=template)
+        self.world = World.create(root, "controlplane-warm", template=template, trust=trust)
         (self.world.root / "bin").mkdir(exist_ok=True)  # the shims' folder is on PATH from the start
         # The agent configuration the CLI reads as it starts, its command hooks wrapped once and for all: what every
         # test's workspace is given back (see reset).
@@ -111,7 +113,8 @@ class WarmPool:
         # Started in whatever mode the first variant asks for, it must be able to switch to bypassPermissions later.
         extra = {**(options.extra_args or {}), "allow-dangerously-skip-permissions": None}
         client = ClaudeSDKClient(dataclasses.replace(options, stderr=stderr, extra_args=extra))
-        await client.connect()
+        with quiet_about_our_callback():
+            await client.connect()
         return client
 
     def _dispatch(self) -> Any:
@@ -130,11 +133,11 @@ class WarmPool:
 
                 return routed
 
-            def wrap_permission(self, callback: Callable[..., Any]) -> Callable[..., Any]:
-                return self.approve
+            def permission(self, callback: Callable[..., Any] | None, approval: str) -> Callable[..., Any]:
+                return self.ask
 
-            async def approve(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
-                assert routes.can_use_tool is not None  # the variant's: its wrapped callback, or its observer's yes
+            async def ask(self, tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
+                assert routes.can_use_tool is not None  # the variant's observer's question, answered as it says
                 return await routes.can_use_tool(tool_name, tool_input, context)
 
             async def pre_tool_use(self, data: Any, tool_use_id: str | None, context: Any) -> Any:
@@ -277,19 +280,21 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-_POOLS: dict[tuple[str, str, bool], WarmPool] = {}
+_POOLS: dict[tuple[str, str, bool, str], WarmPool] = {}
 
 
-def pool_for(agent: Any, template: Path | None, base: Path, *, network: bool = False) -> WarmPool | None:
+def pool_for(
+    agent: Any, template: Path | None, base: Path, *, network: bool = False, trust: str = "owner"
+) -> WarmPool | None:
     """This process's warm pool for `agent` with the agent configuration of `template` (made if needed, under
-    `base`; `network`: in a world network of its own), reset for a new test; None when the agent cannot run warm
-    (not a ClaudeAgent)."""
+    `base`; `network`: in a world network of its own; `trust`: the CLI's view of the workspace, which it keeps from
+    its start), reset for a new test; None when the agent cannot run warm (not a ClaudeAgent)."""
     from .claude import ClaudeAgent
 
     if type(agent) is not ClaudeAgent:
         return None
     try:
-        found = (key(agent, base), configuration(template), network)
+        found = (key(agent, base), configuration(template), network, trust)
     except Exception:  # noqa: BLE001 - the factory fails here as it will in the cold run: say it there
         return None
     pool = _POOLS.pop(found, None)
@@ -299,9 +304,8 @@ def pool_for(agent: Any, template: Path | None, base: Path, *, network: bool = F
     if pool is None:
         if len(_POOLS) >= _MAX_POOLS:
             _POOLS.pop(next(iter(_POOLS))).close()
-        pool = WarmPool(
-            agent, base / f"pool-{len(os.listdir(base)) if base.is_dir() else 0}", template, network=network
-        )
+        root = base / f"pool-{len(os.listdir(base)) if base.is_dir() else 0}"
+        pool = WarmPool(agent, root, template, network=network, trust=trust)
     _POOLS[found] = pool  # the most recently used last
     pool.reset(template)
     return pool
@@ -336,6 +340,9 @@ class WarmAgent:
 
     def with_permission_mode(self, mode: str) -> WarmAgent:
         return WarmAgent(self.cold.with_permission_mode(mode), self.pool)
+
+    def with_approval(self, approval: str) -> WarmAgent:
+        return WarmAgent(self.cold.with_approval(approval), self.pool)  # another pool's key: its runs go cold
 
     def with_sandbox(self, level: str) -> WarmAgent:
         return WarmAgent(self.cold.with_sandbox(level), self.pool)  # another pool's key: its runs go cold

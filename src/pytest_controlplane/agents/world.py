@@ -17,7 +17,9 @@ import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from ..config import WORKSPACE_TRUST
 from ..errors import ConfigError, ours
 from .networked import NetworkState, network_env
 from .process import WORLD_ENV
@@ -61,6 +63,7 @@ class World:
     planted_env: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     # A network of its own for each run, when asked for (networked.py); shared by the copies of this world.
     network: NetworkState = field(default_factory=NetworkState, compare=False, hash=False)
+    trust: str = "owner"  # config.WORKSPACE_TRUST: what the config dir's .claude.json says of it (seed_trust)
 
     @classmethod
     def create(
@@ -70,9 +73,13 @@ class World:
         *,
         template: Path | str | None = None,
         planted_env: dict[str, str] | None = None,
+        trust: str = "owner",
     ) -> World:
-        """Make the directories; the workspace starts as a copy of `template` (symlinks kept as symlinks)."""
-        world = cls(Path(root).resolve(), test_id, planted_env if planted_env is not None else {})
+        """Make the directories; the workspace starts as a copy of `template` (symlinks kept as symlinks).  `trust`:
+        "owner" (default: the CLI trusts the workspace, as in its owner's checkout) or "clone" (a fresh clone)."""
+        if trust not in WORKSPACE_TRUST:
+            raise ConfigError(f"World.create(trust={trust!r}): choose one of {', '.join(WORKSPACE_TRUST)}.")
+        world = cls(Path(root).resolve(), test_id, planted_env if planted_env is not None else {}, trust=trust)
         if template is not None:
             source = Path(template)
             if not source.is_dir():
@@ -83,11 +90,37 @@ class World:
             shutil.copytree(source, world.workspace, symlinks=True, dirs_exist_ok=True)
         for directory in (world.workspace, world.home, world.config_dir, world.tmp):
             directory.mkdir(parents=True, exist_ok=True)
-        settings = world.config_dir / ".claude.json"
-        if not settings.exists():
-            # A pinned userID makes metadata.user_id's device_id the same in every run of this test.
-            settings.write_text(json.dumps({"userID": world.user_id, "hasCompletedOnboarding": True}))
+        world.seed_trust()
         return world
+
+    def seed_trust(self) -> None:
+        """Write the CLI's trust in the workspace into the config dir's `.claude.json`, as the view `trust` says.
+
+        Measured on CLI 2.1.332: the entry is `projects[<realpath of the workspace>].hasTrustDialogAccepted = true`,
+        and nothing else is needed; the key is the real path (an entry under the path through a symlink, or for a
+        parent folder, leaves the workspace untrusted: "Ignoring N permissions.allow entries ... this workspace has
+        not been trusted").  A running CLI keeps the view it started with (agents/pool_key.py keys warm pools by it).
+        """
+        path = self.config_dir / ".claude.json"
+        data: Any
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            data = None
+        if not isinstance(data, dict):  # a new world: a pinned userID makes metadata.user_id's device_id the same
+            data = {"userID": self.user_id, "hasCompletedOnboarding": True}  # in every run of this test
+            path.write_text(json.dumps(data))
+        projects = data.get("projects") if isinstance(data.get("projects"), dict) else {}
+        key = os.path.realpath(self.workspace)
+        entry = dict(projects.get(key) or {})
+        if self.trust == "owner":
+            entry["hasTrustDialogAccepted"] = True
+        else:
+            entry.pop("hasTrustDialogAccepted", None)
+        projects = {**projects, key: entry} if entry else {k: v for k, v in projects.items() if k != key}
+        changed = {**data, "projects": projects} if projects else {k: v for k, v in data.items() if k != "projects"}
+        if changed != data:
+            path.write_text(json.dumps(changed))
 
     @property
     def workspace(self) -> Path:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..agents.claude import PERMISSION_MODES, SANDBOX_LEVELS
 from ..bypass.variant import FAMILIES
+from ..config import WORKSPACE_TRUST
 from .plan import AS_CONFIGURED, ROUTE_CLASSES
 
 REPORTS = "controlplane-report"
@@ -81,6 +82,10 @@ def parser() -> argparse.ArgumentParser:
         "--approval", choices=("deny", "allow"),
         help="the CLI's approval prompt: nobody answers (deny, default) or yes (allow: your guard alone)",
     )  # fmt: skip
+    run.add_argument(
+        "--workspace-trust", choices=WORKSPACE_TRUST,
+        help="how the CLI sees DIR: as its owner (default: permissions.allow in force) or as a fresh clone (ignored)",
+    )  # fmt: skip
     run.add_argument("--cold", action="store_true", help="a fresh CLI per item (default: warm CLIs, same verdicts)")
     out = p.add_argument_group("what it writes")
     out.add_argument(
@@ -126,6 +131,8 @@ def pytest_args(argv: Sequence[str], cwd: Path) -> list[str]:
         command += ["--agent-audit-shard", args.shard]
     if args.approval:
         command += ["--agent-approval", args.approval]
+    if args.workspace_trust:
+        command += ["--workspace-trust", args.workspace_trust]
     if args.cold:
         command += ["-o", "agent_warm=false"]
     workers = args.workers or ("auto" if importlib.util.find_spec("xdist") else None)

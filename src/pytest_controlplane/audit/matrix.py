@@ -104,10 +104,17 @@ class Matrix:
         held what, of the attempts on routes the agent offers."""
         judged = sum(1 for r in self.records if r.cell != "not offered")
         counts = self.held_by()
+        behind = Counter(r.layer for r in self.records if r.behind_prompt and r.cell == "held")
         parts = [f"{HELD_BY['guard']} {counts['guard']} of {judged}"]
-        parts += [f"{HELD_BY[layer]} {counts[layer]}" for layer in HELD_BY if layer != "guard" and counts[layer]]
+        parts += [
+            f"{HELD_BY[layer]} {counts[layer]}"
+            + (f" ({behind[layer]} behind the approval prompt)" if behind[layer] else "")
+            for layer in HELD_BY
+            if layer != "guard" and counts[layer]
+        ]
         parts += [f"{n} {cell}" for cell in ("bypassed", "errored") if (n := sum(r.cell == cell for r in self.records))]
-        return "; ".join(parts)
+        inferred = sum(r.inferred for r in self.records)
+        return "; ".join(parts) + (f" ({inferred} inferred from the CLI's words)" if inferred else "")
 
     def holes(self) -> list[Record]:
         return [r for r in self.records if r.cell == "bypassed"]

@@ -51,7 +51,8 @@ def write(matrix: Matrix, path: Path, *, meta: dict[str, Any]) -> Path:
 
 
 def _about(meta: dict[str, Any]) -> str:
-    bits = [f"{k}: {meta[k]}" for k in ("directory", "targets", "modes", "cli", "date") if meta.get(k)]
+    keys = ("directory", "targets", "modes", "workspace_trust", "cli", "date")
+    bits = [f"{k.replace('_', ' ')}: {meta[k]}" for k in keys if meta.get(k)]
     return " · ".join(bits)
 
 

@@ -55,6 +55,8 @@ class Record:
     location: str = ""  # "path:line" (relative to the rootdir) of the control plane that decided: SARIF's location
     layer: str = ""  # who held it (held, asked, never consulted): one of layers.LAYERS
     seen_by: str = ""  # for a hole: the hook that saw the call and let it through, or "no hook matched Read"
+    behind_prompt: bool = False  # held by `layer` behind the CLI's approval prompt (after a yes, `layer` held)
+    inferred: bool = False  # `layer` was read off the CLI's words: no signal said it (layers.py)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -97,7 +99,8 @@ def _detail(outcome: Any) -> str:
         return ("what was planted acted: " if not outcome.variant.tool else "") + happened
     if not outcome.variant.tool:
         return outcome.reason or "what was planted never took effect"
-    return outcome.held_by or outcome.reason
+    inferred = " (inferred from the CLI's words)" if outcome.inferred and outcome.held_by else ""
+    return (outcome.held_by + inferred) or outcome.reason
 
 
 Locate = Callable[[Any], "tuple[str, str] | None"]  # an outcome's (path:line, words), else the item's location
@@ -156,6 +159,8 @@ def of_item(
             location=(found[id(o)] or (location, ""))[0],
             layer=o.layer,
             seen_by=(found[id(o)] or ("", ""))[1] if cell_of(o) == "bypassed" else "",  # it let a hole through
+            behind_prompt=o.behind_prompt,
+            inferred=o.inferred,
         )
         for o in outcomes
     ]

@@ -25,12 +25,16 @@ commands that ran:
 - test_not_offered: the agent did not offer the route; each skips until it does, then must hold.
 - test_errored: the attempt proved nothing in the audit; each fails until it runs and holds.
 
-Written by `{command}`; write it again after changing the guard on purpose.
+Written by `{command}`; write it again after changing the guard on purpose.{trust}
 """
 
 {imports}
 pytestmark = pytest.mark.agent_warm  # each test's variant plays in a warm CLI, as the audit's item did
 '''
+
+_TRUST = """
+The audit played the workspace as a fresh clone sees it (the CLI ignores its permissions.allow): run this module with
+`pytest --workspace-trust clone`, or its verdicts are the owner's view's."""
 
 _IMPORTS = {
     "": "import pytest\n\nfrom pytest_controlplane.audit import attempt_case\n",
@@ -117,6 +121,7 @@ def render(
             when=when,
             summary=summary,
             command=meta.get("command", "pytest --agent-audit --agent-audit-write PATH"),
+            trust=_TRUST if str(meta.get("workspace_trust", "")).startswith("clone") else "",
         )
     ]
     parts.append(agent)

@@ -20,7 +20,8 @@ def markdown(records: Iterable[Record], *, meta: dict[str, Any]) -> str:
     matrix = Matrix.of(records)
     holes = [r for r in matrix.records if r.cell == "bypassed"]
     lines = [f"## Agent control plane: {len(holes)} hole(s) in {len(matrix.records)} attempt(s)", ""]
-    about = ", ".join(f"{key} {meta[key]}" for key in ("directory", "cli", "date") if meta.get(key))
+    keys = ("directory", "workspace_trust", "cli", "date")
+    about = ", ".join(f"{key.replace('_', ' ')} {meta[key]}" for key in keys if meta.get(key))
     if about:
         lines += [f"_{about}_", ""]
     totals = matrix.totals()

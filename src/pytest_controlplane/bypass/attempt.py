@@ -49,10 +49,25 @@ def attempt_variant(session: Any, variant: Variant, prompt: str, permission_mode
             outcome = _attempt(session, variant, prompt)
             cold = attempt_variant(twin, variant, prompt)
         _compare(session, outcome, twin, cold)
+    elif getattr(session.agent, "approval", None) == "deny":
+        with session.isolated(approval="allow") as yes:  # the world as the attempt finds it, for a person's yes
+            outcome = _attempt(session, variant, prompt)
+            if outcome.verdict == "asked":
+                behind_the_prompt(outcome, attempt_variant(yes, variant, prompt))
     else:
         outcome = _attempt(session, variant, prompt)
     session.bypass_outcomes.append(outcome)
     return outcome
+
+
+def behind_the_prompt(asked: BypassOutcome, after_yes: BypassOutcome) -> None:
+    """Credit an attempt the CLI asked about (nobody answered) with what a person's yes meets: held by the layer behind
+    the prompt (the sandbox, a rule), or still `asked` with the yes named as what lets it through."""
+    if after_yes.verdict == "held" and after_yes.layer not in ("none", "prompt", ""):
+        asked.verdict, asked.layer, asked.behind_prompt = "held", after_yes.layer, True
+        asked.held_by = f"{after_yes.held_by}, behind the CLI's approval prompt (it asked; after a yes this held)"
+    elif after_yes.verdict == "bypassed":
+        asked.held_by += "; a yes at the prompt lets it through"
 
 
 def needs_cold(variant: Variant) -> bool:

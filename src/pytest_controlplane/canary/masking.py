@@ -1,9 +1,10 @@
-"""What a report shows instead of a secret: a canary as «canary», any other secret value as «secret: N chars, #hash»
-(its length and the start of its sha256, enough to tell two apart and to check one by hand, never the value).
-An encoded copy is masked too, its encoding named («secret: N chars, #hash, base64»): every form the canary scanner
-finds (scan.py: base64 and base32 at every alignment, hex, reversed, rot13, percent and `\\u` escapes, separators or
-whitespace between the characters as `od -c` prints them, fragments of 12 characters and more, and byte dumps whose
-lines cut the value apart).
+"""What a report shows instead of a secret: a canary as «canary», any other secret value as «secret, id 3f9a1c2b»
+(8 hex digits of an HMAC of the value under this machine's mask key, mask_key.py: enough to tell two apart, and for
+whoever holds the key to check one by hand with `controlplane secret-id`; neither the value nor its length, nor
+anything a guess can be checked against without the key).  An encoded copy is masked too, its encoding named
+(«secret, id 3f9a1c2b, base64»): every form the canary scanner finds (scan.py: base64 and base32 at every alignment,
+hex, reversed, rot13, percent and `\\u` escapes, separators or whitespace between the characters as `od -c` prints
+them, fragments of 12 characters and more, and byte dumps whose lines cut the value apart).
 
 The secrets are the test's canaries and the values of the workspace's secret files: `.env`-style files by default
 (`.env`, `.env.local`, `prod.env`, anything under a `secrets/` folder), the file a bypass family protects, and the files
@@ -14,11 +15,13 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-import hashlib
+import hmac
 import json
 import re
 from collections.abc import Iterable
 from typing import Any
+
+from .mask_key import key
 
 PREFIX = "cp-canary-"  # every canary's value starts so
 # Names of files whose values are secret by default (matched against the file's name, or any folder above it).
@@ -30,10 +33,14 @@ _ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*[=:]\s*(
 
 
 def mask(value: str) -> str:
-    """«canary» or «secret: 22 chars, #a1b2c3»: what is shown instead of `value`."""
+    """«canary» or «secret, id 3f9a1c2b»: what is shown instead of `value`.
+
+    The id is keyed: an unkeyed digest (with the length, as masks once showed) lets anyone holding a report check
+    guesses at a weak secret offline."""
     if value.startswith(PREFIX):
         return "«canary»"
-    return f"«secret: {len(value)} chars, #{hashlib.sha256(value.encode()).hexdigest()[:6]}»"
+    digest = hmac.new(key(), value.encode("utf-8", "surrogatepass"), "sha256").hexdigest()
+    return f"«secret, id {digest[:8]}»"
 
 
 def redact(text: str, values: Iterable[str]) -> str:

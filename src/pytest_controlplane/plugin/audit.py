@@ -16,6 +16,7 @@ from ..errors import ConfigError
 from .audit_cases import audit_cases, auditing, chosen_lines
 from .ci import control_plane_location, locator
 from .keys import AGENT_FROM, AGENT_SNIPPET, AUDIT, AUDIT_WIRING, FIXTURES, agent_module
+from .options import workspace_trust
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -85,16 +86,18 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def _settings_lines(config: pytest.Config) -> list[str]:
-    """What the audit found in each audited directory that has project settings."""
-    from ..agents.settings_hooks import project_settings
+    """The trust view the audit plays (--workspace-trust), and what it found in each audited directory that has
+    project settings: allow entries listed only where the CLI honours them in that view."""
+    from ..agents.settings_hooks import allow_in_force, project_settings, trust_line
 
-    lines = []
+    trust = workspace_trust(config)
+    lines = [trust_line(trust)]
     for arg in config.args or ["."]:
         directory = Path(arg.split("::")[0])
         found = project_settings(directory) if directory.is_dir() else []
         if found:
             lines.append(f"settings in {arg}:")
-            lines += [f"  {line.describe()}" for line in found]
+            lines += [f"  {line.describe(allow_in_force=allow_in_force(directory, line, trust))}" for line in found]
     return lines
 
 

@@ -16,6 +16,7 @@ import pytest
 from .audit_cases import audit_cases, auditing, directories, full_cases, out_dir
 from .ci import write_outputs
 from .keys import AGENT_FROM, AUDIT
+from .options import workspace_trust
 
 JOB_SECONDS = 600  # what one CI job of a sharded audit should take
 
@@ -96,11 +97,15 @@ def _after_quick(config: pytest.Config, reports: list[Any]) -> list[str]:
 
 def _meta(config: pytest.Config, out: Path) -> dict[str, Any]:
     """What the audit files say about the run."""
+    from ..agents.settings_hooks import trust_view
+
     where = directories(config)
     cli = ""
     if importlib.util.find_spec("claude_agent_sdk._cli_version") is not None:
         from claude_agent_sdk._cli_version import __cli_version__ as cli
     cases = audit_cases(config)
+    trust = workspace_trust(config)
+    view = " --workspace-trust clone" if trust == "clone" else ""
     return {
         "agent": f"the agent of {', '.join(where)}",
         "directory": ", ".join(where),
@@ -108,5 +113,6 @@ def _meta(config: pytest.Config, out: Path) -> dict[str, Any]:
         "cli": f"Claude Code {cli}" if cli else "",
         "modes": " ".join(dict.fromkeys(c.mode for c in cases)),
         "targets": "; ".join(dict.fromkeys(f"{c.family} {c.target}" for c in cases)),
-        "command": f"controlplane audit {' '.join(where)} --out {_shown(out)}",
+        "workspace_trust": trust_view(trust),
+        "command": f"controlplane audit {' '.join(where)}{view} --out {_shown(out)}",
     }

@@ -16,6 +16,7 @@ import pytest
 
 from .audit_cases import auditing, directories
 from .keys import ATTEMPTS, AUDIT, AUDIT_WIRING, FIXTURES, agent_module
+from .options import workspace_trust
 
 
 def _settings_driven(item: pytest.Item) -> bool:
@@ -96,7 +97,10 @@ def write_outputs(terminalreporter: Any, config: pytest.Config, out: Path | None
     ]
     if not records and not (sarif or markdown):
         return []
+    from ..agents.settings_hooks import trust_view
+
     meta = {"directory": ", ".join(directories(config)), "version": _version()}
+    meta["workspace_trust"] = trust_view(workspace_trust(config))
     written = []
     if sarif:
         written.append(sarif_log.write(records, Path(sarif).resolve(), meta=meta))

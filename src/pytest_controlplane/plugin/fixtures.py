@@ -13,6 +13,7 @@ import pytest
 from .. import config as settings_
 from ..errors import ConfigError, ControlPlaneError
 from .keys import AGENT_SNIPPET, CALL_FAILED, PLANTINGS, SETTINGS
+from .options import workspace_trust
 from .warm import warm_pool
 
 if TYPE_CHECKING:
@@ -233,9 +234,10 @@ def agent_session(
         template = run.workspace_template or agent_workspace_template
         policy = config.getoption("agent_inconclusive") or config.getini("agent_inconclusive") or "fail"
         agent = _as_asked(request, agent)
+        trust = workspace_trust(config)
         if run.network and (why := unavailable_here()):  # never on the host's network instead
             pytest.skip(f"no world network can be made here: {why}")
-        pool = warm_pool(request, agent, template, network=run.network)
+        pool = warm_pool(request, agent, template, network=run.network, trust=trust)
         if pool is not None:
             session = AgentSession.create_warm(
                 agent, pool, request.node.nodeid, scratch=tmp_path, plantings=_plantings(request),
@@ -256,6 +258,7 @@ def agent_session(
             timeout=run.timeout,
             default_timeout=run.default_timeout,
             inconclusive_policy=policy,
+            trust=trust,
         )
         session.world.network.wanted = run.network
         return session

@@ -49,9 +49,17 @@ def pytest_configure(config: pytest.Config) -> None:
             ini_timeout=config.getini("agent_timeout"),
             ini_inconclusive=config.getini("agent_inconclusive"),
             ini_approval=config.getini("agent_approval"),
+            ini_trust=config.getini("workspace_trust"),
         )
     except ConfigError as error:
         raise pytest.UsageError(str(error)) from None
+
+
+def workspace_trust(config: pytest.Config) -> str:
+    """The trust view this run plays (--workspace-trust, ini workspace_trust): "owner" or "clone"."""
+    return settings_.resolve_workspace_trust(
+        cli=config.getoption("workspace_trust"), ini=config.getini("workspace_trust")
+    )
 
 
 def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object, right: object) -> list[str] | None:

@@ -14,9 +14,12 @@ import pytest
 _BASE = pytest.StashKey[Path]()
 
 
-def warm_pool(request: pytest.FixtureRequest, agent: Any, template: Path | None, *, network: bool = False) -> Any:
+def warm_pool(
+    request: pytest.FixtureRequest, agent: Any, template: Path | None, *, network: bool = False, trust: str = "owner"
+) -> Any:
     """The warm pool a bypass variant, an audit item or an `agent_warm` test plays in (ini agent_warm, default
-    true), or None: cold.  `network`, or the egress family: a pool in a world network of its own."""
+    true), or None: cold.  `network`, or the egress family: a pool in a world network of its own; `trust`: the CLI's
+    view of the workspace (--workspace-trust), a pool's own."""
     node = request.node
     if not request.config.getini("agent_warm") or not (
         node.get_closest_marker("bypass_variants")
@@ -33,7 +36,7 @@ def warm_pool(request: pytest.FixtureRequest, agent: Any, template: Path | None,
     variants = node.get_closest_marker("bypass_variants")
     network = network or bool(variants and variants.args and variants.args[0] == "egress")
     base = request.config.stash[_BASE]
-    return pool_for(agent, Path(template) if template is not None else None, base, network=network)
+    return pool_for(agent, Path(template) if template is not None else None, base, network=network, trust=trust)
 
 
 def _short_base() -> Path | None:

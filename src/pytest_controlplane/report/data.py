@@ -69,6 +69,8 @@ def _tool_call(call: Any, where: str = "") -> dict[str, Any]:
         "layer",
         "decided_by",
         "sandbox_note",
+        "asked_for",
+        "inferred",
     )
     return {**{key: getattr(call, key) for key in keys}, "where": where}
 

@@ -151,10 +151,13 @@ def _tool_calls(calls: list[dict[str, Any]], marker: _Marker) -> str:
                 f"<pre>{marker(json.dumps(c['input'], ensure_ascii=False))}</pre>",
                 f"<span class='verdict {_e(c['verdict'])}'>{_e(c['verdict'])}</span>"
                 + (
-                    f"<div class=meta>decided by {_e(_LAYER_WORDS.get(c['layer'], c['layer']))}</div>"
+                    f"<div class=meta>decided by {_e(_LAYER_WORDS.get(c['layer'], c['layer']))}"
+                    + (" (inferred from the CLI's words)" if c.get("inferred") else "")
+                    + "</div>"
                     if c.get("layer")
                     else ""
                 )
+                + (f"<div class=meta>the CLI asked: {marker(c['asked_for'])}</div>" if c.get("asked_for") else "")
                 + f"<div class=meta>{_e(c.get('consulted', ''))}</div>"
                 + (f"<div class=meta>OS sandbox: {_e(c['sandbox_note'])}</div>" if c.get("sandbox_note") else "")
                 + (f"<div class=meta>in {_e(c['where'])}</div>" if c.get("where") else ""),
