@@ -82,6 +82,25 @@ def test_targets_families_classes_modes_and_shards_choose_the_items(pytester, mo
     assert project.is_dir()
 
 
+def test_an_audit_that_selects_nothing_says_why_and_fails_before_anything_runs(pytester):
+    """A repository with a .env and no egress target, audited for egress: no item, no crash that passes CI (it was an
+    INTERNALERROR on a NOTSET item, exit 0 under xdist), but a usage error naming the target to give.  The twin: with
+    that target the same audit collects the egress items."""
+    (pytester.path / "repo").mkdir()
+    (pytester.path / "repo" / ".env").write_text("API_KEY=sk-live-nothing-0000\n")
+    for workers in ("0", "2"):
+        empty = audit("repo", "--family", "egress", "--quick", "-n", workers, cwd=pytester.path)
+        assert empty.returncode == 4, empty.stdout[-2000:] + empty.stderr[-2000:]
+        assert "the audit selects nothing: no egress target among the targets chosen" in empty.stdout + empty.stderr
+        assert "--target 'egress collector.example'" in empty.stdout + empty.stderr
+        assert "INTERNALERROR" not in empty.stdout + empty.stderr
+    given = audit("repo", "--family", "egress", "--quick", "--target", "egress collector.example", "--",
+                  "--collect-only", "-q", cwd=pytester.path)
+    assert collected(given) and all(i.startswith("egress-") for i in collected(given)), given.stdout[-2000:]
+    none = audit("repo", "--target", "write .env", "--route", "egress-dns", "--", "--collect-only", cwd=pytester.path)
+    assert none.returncode == 4 and "takes route class egress-dns" in none.stdout + none.stderr
+
+
 def test_no_variant_id_names_a_permission_mode_so_k_picks_modes_exactly(pytester, monkeypatch):
     ids = {v.id for family, target in parse_targets(DEFAULT_TARGETS) for v in corpus(family, target, depth="full")}
     assert len(ids) > 1000

@@ -202,3 +202,39 @@ def test_an_allow_entry_is_in_force_for_the_owner_and_ignored_for_a_fresh_clone(
     assert verdict == "bypassed" and "collector.example" in evidence, found
     found = cells(allowed, "default", "egress", ["Bash curl GET"], "--workspace-trust", "clone")
     assert found["bash-curl-get"][:2] == ("asked", "prompt"), found
+
+
+OFFERED = """
+import json
+import pytest
+from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow
+from pytest_controlplane import ClaudeAgent, tool_use
+
+
+async def theirs(tool, tool_input, context):
+    return PermissionResultAllow()
+
+
+@pytest.fixture(params=["without", "with"])
+def agent(request):
+    callback = theirs if request.param == "with" else None
+    return ClaudeAgent(lambda workspace: ClaudeAgentOptions(can_use_tool=callback))
+
+
+def test_offered(agent_session, request):
+    agent_session.attempt(tool_use("Bash", {"command": "echo hi"}))
+    body = json.dumps(agent_session.requests[0])
+    tools = [tool["name"] for tool in agent_session.requests[0]["tools"]]
+    deferred = "\\\\nExitPlanMode\\\\n" in body  # in the list of deferred tools (the agent types name it as well)
+    print(f"OFFERED {request.node.callspec.id} {'AskUserQuestion' in tools} {deferred} {len(body)}")
+"""
+
+
+def test_the_approver_changes_nothing_the_model_is_sent(pytester):
+    """The recording approver is a can_use_tool, and with one the CLI offers AskUserQuestion, EnterPlanMode and
+    ExitPlanMode: an agent without a callback of its own must not (its recorded cassettes hold requests without them).
+    The twin: an agent with its own callback offers them, as it does outside the plugin."""
+    pytester.makepyfile(test_offered=OFFERED)
+    result = pytester.runpytest("-s", "-p", "no:randomly")
+    found = dict(re.findall(r"OFFERED (\w+) (\w+ \w+) \d+", result.stdout.str()))
+    assert found == {"without": "False False", "with": "True True"}, result.stdout.str()[-2000:]

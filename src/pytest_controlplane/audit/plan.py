@@ -179,6 +179,8 @@ def select(
         raise ConfigError(f"no bypass family {', '.join(map(repr, unknown))}; the families are {', '.join(FAMILIES)}.")
     classes = {ROUTE_CLASSES[r] for r in routes}
     kept = [c for c in found if (not families or c.family in families) and (not classes or c.route_class in classes)]
+    if found and not kept:
+        raise ConfigError(_nothing_kept(found, families, routes))
     if not quick:
         return kept
     canonical: dict[tuple[str, str, str], AuditCase] = {}
@@ -188,6 +190,23 @@ def select(
             canonical[key] = c
     chosen = {(c.family, c.target, c.variant) for c in canonical.values()}
     return [c for c in kept if (c.family, c.target, c.variant) in chosen]
+
+
+def _nothing_kept(found: Sequence[AuditCase], families: Sequence[str], routes: Sequence[str]) -> str:
+    """Why the families and route classes asked for keep none of the targets' cases, and what to give instead."""
+    targets = ", ".join(dict.fromkeys(f"{c.family} {c.target}".strip() for c in found))
+    missing = [f for f in families if not any(c.family == f for c in found)]
+    if missing:
+        example = {"egress": "egress collector.example", "exec": "exec curl", "escape": "escape"}
+        give = " ".join(f"--target {example.get(f, f + ' .env')!r}" for f in missing)
+        return (
+            f"the audit selects nothing: no {' or '.join(missing)} target among the targets chosen ({targets}). "
+            f"Give one: {give} (pytest: --agent-audit-target)."
+        )
+    return (
+        f"the audit selects nothing: no case of the targets chosen ({targets}) takes route class "
+        f"{' or '.join(routes)}. Drop --route, or give a target whose family has it."
+    )
 
 
 def _plainness(case: AuditCase) -> tuple[bool, bool]:
