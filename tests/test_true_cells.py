@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -238,3 +239,25 @@ def test_the_approver_changes_nothing_the_model_is_sent(pytester):
     result = pytester.runpytest("-s", "-p", "no:randomly")
     found = dict(re.findall(r"OFFERED (\w+) (\w+ \w+) \d+", result.stdout.str()))
     assert found == {"without": "False False", "with": "True True"}, result.stdout.str()[-2000:]
+
+
+def test_a_command_rule_is_matched_as_the_cli_reads_a_command_line():
+    """`Bash(curl:*)` covers curl wherever it runs in a compound command, behind variables and wrappers; not `curlx`,
+    and not a command that only mentions curl."""
+    from pytest_controlplane.agents.permission_rules import rules_for
+    from pytest_controlplane.agents.settings_hooks import SettingsFile
+    from pytest_controlplane.tool_call import ToolCall
+
+    rules = {"deny": ["Bash(curl:*)", "Read(./.env)"]}
+    settings = [SettingsFile("project", ".claude/settings.json", Path("/w/.claude/settings.json"), rules=rules)]
+
+    def matched(name, **given):
+        return rules_for(ToolCall("toolu_1", name, given), settings)
+
+    for command in ("curl x", "echo a && curl x", "FOO=1 timeout -s 9 5 curl x", "(cd .. ; nohup curl -s x) | tee y"):
+        assert matched("Bash", command=command) == (["Bash(curl:*) (.claude/settings.json)"], True), command
+        assert matched("Monitor", command=command)[1], command  # every tool that runs a command
+    for command in ("curlx", "echo curl", "grep curl notes.txt"):
+        assert not matched("Bash", command=command)[1], command
+    assert matched("Write", file_path="/w/.env") == (["Read(./.env) (.claude/settings.json)"], True)  # a Read rule
+    assert not matched("Write", file_path="/w/notes.txt")[1]

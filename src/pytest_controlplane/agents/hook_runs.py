@@ -15,7 +15,6 @@ Decision shapes of a PreToolUse command hook, as CLI 2.1.332 honours them (measu
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 import selectors
@@ -28,6 +27,7 @@ from typing import Any
 
 from ..layers import assign, refusal
 from ..tool_call import ToolCall
+from .permission_rules import rules_for
 from .settings_hooks import HOOKS_DIR, CommandHook, SettingsFile
 
 DECISIONS = ("deny", "allow", "ask", "stop", "error", "none")
@@ -194,7 +194,7 @@ def _permission_layer(call: ToolCall, settings: Sequence[SettingsFile], mode: st
     """Who of the permission system refused a call nothing else decided: a deny rule that matches it, the dontAsk
     mode, else the CLI's own check (a write through a symlink).  Only when neither a rule matches nor the mode says
     so do the CLI's words decide, and the verdict then says it was inferred."""
-    rules, matched = _rules_for(call, settings)
+    rules, matched = rules_for(call, settings)
     words = refusal(call.result)
     if matched:
         call.layer, call.inferred = "rule", call.inferred or not call.observed
@@ -209,57 +209,6 @@ def _permission_layer(call: ToolCall, settings: Sequence[SettingsFile], mode: st
         which = "the permissions.deny rule" if len(rules) == 1 else "one of the permissions.deny rules"
         call.decided_by = f"{which} {', '.join(rules)}"
         call.reason = f"{call.reason or call.result} ({call.decided_by})"
-
-
-# The rules the CLI applies to a tool besides its own (its semantics, CLI 2.1.332): every tool that runs a command is
-# held by Bash rules (Monitor running `sudo` meets `Bash(sudo:*)`); a file tool by the rules of its kind of access, and
-# a write also by Read rules ("File is covered by a Read deny rule").
-_READS, _WRITES = ("Read", "Glob", "Grep", "LS"), ("Write", "Edit", "NotebookEdit", "MultiEdit")
-
-
-def _rule_tools(call: ToolCall) -> tuple[str, ...]:
-    if isinstance(call.input.get("command"), str):
-        return (call.name, "Bash")
-    if call.name in _WRITES:
-        return (call.name, "Edit", "Write", "Read")
-    if call.name in _READS:
-        return (call.name, "Read")
-    return (call.name,)
-
-
-def _rules_for(call: ToolCall, settings: Sequence[SettingsFile]) -> tuple[list[str], bool]:
-    """The `permissions.deny` rules of `settings` that match the call, each with its file, and True; else the rules
-    that may have (for a command, the file rules: the CLI applies `Read(...)` and `Edit(...)` to the files a command
-    names, resolved; else every deny rule of its tools), and False."""
-    rules = [(rule, f.file) for f in settings for rule in f.rules.get("deny", [])]
-    tools = _rule_tools(call)
-    mine = [(rule, file) for rule, file in rules if _tool(rule) in tools]
-    matching = [(rule, file) for rule, file in mine if _matches(rule, call.input)]
-    if matching:
-        return [f"{rule} ({file})" for rule, file in matching], True
-    files = [(rule, file) for rule, file in rules if _tool(rule) in ("Read", "Edit", "Write")]
-    guesses = files if isinstance(call.input.get("command"), str) and files else mine
-    return [f"{rule} ({file})" for rule, file in guesses], False
-
-
-def _tool(rule: str) -> str:
-    """The tool a permission rule is about: `Bash(rm:*)` -> Bash, `Read` -> Read."""
-    return rule.split("(", 1)[0].strip()
-
-
-def _matches(rule: str, given: dict[str, Any]) -> bool:
-    """Whether a rule's specifier covers the call (roughly as the CLI reads it: a prefix for a command, a glob for a
-    path); a rule without one covers every call of its tool."""
-    if "(" not in rule or not rule.endswith(")"):
-        return True
-    specifier = rule[rule.index("(") + 1 : -1]
-    command = given.get("command")
-    if isinstance(command, str):
-        prefix = specifier[:-2] if specifier.endswith(":*") else None
-        return command.startswith(prefix) if prefix is not None else fnmatch.fnmatch(command, specifier)
-    path = next((v for k, v in given.items() if k in ("file_path", "notebook_path", "path") and isinstance(v, str)), "")
-    pattern = specifier.removeprefix("./").replace("**", "*")
-    return fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path, "*/" + pattern)
 
 
 @dataclass
