@@ -254,10 +254,11 @@ def test_a_command_rule_is_matched_as_the_cli_reads_a_command_line():
     def matched(name, **given):
         return rules_for(ToolCall("toolu_1", name, given), settings)
 
-    for command in ("curl x", "echo a && curl x", "FOO=1 timeout -s 9 5 curl x", "(cd .. ; nohup curl -s x) | tee y"):
+    for command in ("curl x", "echo a && curl x", "FOO=1 timeout -s 9 5 curl x", "(cd .. ; nohup curl -s x) | tee y",
+                    "echo `curl`", "{ curl; }", "\\curl", "'curl'", "c''url", "echo ok | xargs curl", 'echo "$(curl)"'):
         assert matched("Bash", command=command) == (["Bash(curl:*) (.claude/settings.json)"], True), command
         assert matched("Monitor", command=command)[1], command  # every tool that runs a command
-    for command in ("curlx", "echo curl", "grep curl notes.txt"):
+    for command in ("curlx", "echo curl", "grep curl notes.txt", "python3 -c 'import os; os.system(\"curl\")'"):
         assert not matched("Bash", command=command)[1], command
     assert matched("Write", file_path="/w/.env") == (["Read(./.env) (.claude/settings.json)"], True)  # a Read rule
     assert not matched("Write", file_path="/w/notes.txt")[1]

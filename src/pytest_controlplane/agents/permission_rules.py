@@ -68,20 +68,22 @@ def _matches(rule: str, given: dict[str, Any]) -> bool:
     return fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path, "*/" + pattern)
 
 
-_OPERATORS = re.compile(r"&&|\|\||[;&|\n()]")
+_OPERATOR = re.compile(r"&&|\|\||\$\(|[;&|\n()`{}]")
+_SUBSTITUTION = re.compile(r"\$\(|[`)]")  # what still splits inside double quotes
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*\s+")
 # The wrappers the CLI looks through before it matches a command rule (measured on 2.1.332: a deny of `Bash(curl:*)`
 # holds `timeout 5 curl …` and `nohup curl …`), with the options some take.
 _WRAPPERS = re.compile(
-    r"^(?:timeout|nice|nohup|stdbuf|time|command|builtin|env|exec|noglob)(?:\s+-\S+(?:\s+\d+)?)*\s+(?:\d+\S*\s+)?"
+    r"^(?:timeout|nice|nohup|stdbuf|time|command|builtin|env|exec|noglob|xargs|eval)(?:\s+-\S+(?:\s+\d+)?)*\s+(?:\d+\S*\s+)?"
 )
 
 
 def simple_commands(command: str) -> list[str]:
-    """The simple commands of a shell command line, each without leading variable assignments and wrappers (quoting
-    is not parsed: a rule the CLI matches through a quoted operator is read off its words instead, and says so)."""
+    """The simple commands of a shell command line (split at its operators, substitutions and groups, quotes and
+    escapes taken out), each without leading variable assignments and wrappers.  Not a shell: a command the CLI sees
+    through further (`${p}rl`) is read off its words instead, and says so."""
     parts = []
-    for part in _OPERATORS.split(command):
+    for part in _split(command):
         part = part.strip()
         while True:
             stripped = _WRAPPERS.sub("", _ASSIGNMENT.sub("", part), count=1).strip()
@@ -91,3 +93,28 @@ def simple_commands(command: str) -> list[str]:
         if part:
             parts.append(part)
     return parts
+
+
+def _split(command: str) -> list[str]:
+    """`command` cut at its operators outside quotes (and at substitutions inside double quotes), with the quotes and
+    escapes taken out: `\\curl`, `'curl'` and `c''url` all run curl."""
+    parts, current, quote, i = [], [], "", 0
+    while i < len(command):
+        char = command[i]
+        cut = _SUBSTITUTION if quote == '"' else _OPERATOR if not quote else None
+        found = cut.match(command, i) if cut else None
+        if found:
+            parts.append("".join(current))
+            current, i = [], found.end()
+            continue
+        if char == quote:
+            quote = ""
+        elif char in "'\"" and not quote:
+            quote = char
+        elif char == "\\" and quote != "'" and i + 1 < len(command):
+            current.append(command[i + 1])
+            i += 1
+        else:
+            current.append(char)
+        i += 1
+    return [*parts, "".join(current)]
