@@ -98,7 +98,9 @@ def simple_commands(command: str) -> list[str]:
 def _split(command: str) -> list[str]:
     """`command` cut at its operators outside quotes (and at substitutions inside double quotes), with the quotes and
     escapes taken out: `\\curl`, `'curl'` and `c''url` all run curl."""
-    parts, current, quote, i = [], [], "", 0
+    parts: list[str] = []
+    current: list[str] = []
+    quote, i = "", 0
     while i < len(command):
         char = command[i]
         cut = _SUBSTITUTION if quote == '"' else _OPERATOR if not quote else None
