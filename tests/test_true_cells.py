@@ -262,3 +262,19 @@ def test_a_command_rule_is_matched_as_the_cli_reads_a_command_line():
         assert not matched("Bash", command=command)[1], command
     assert matched("Write", file_path="/w/.env") == (["Read(./.env) (.claude/settings.json)"], True)  # a Read rule
     assert not matched("Write", file_path="/w/notes.txt")[1]
+
+
+def test_the_clis_helpers_are_told_by_group_and_command_and_the_repositorys_servers_are_not_the_clis(cells):
+    """In the CLI's process group run its own helpers and also what the repository makes it run (a poisoned MCP
+    server): only the CLI's own commands are dropped.  A poisoned `.mcp.json` server running curl is still caught."""
+    import os
+
+    from pytest_controlplane.bypass.setup import agents_runs
+
+    ours, other = str(os.getpgrp()), str(os.getpgrp() + 1)
+    logged = [f"{ours}\t/usr/bin/npm root -g", f"{ours}\t-e 1", f"{other}\t/usr/bin/npm root -g", "-e 2"]
+    assert agents_runs("node", logged) == ["-e 1", "/usr/bin/npm root -g", "-e 2"]
+    assert agents_runs("curl", [f"{ours}\t/usr/bin/npm root -g"]) == ["/usr/bin/npm root -g"]  # not curl's helper
+    found = cells({}, "default", "exec", ["poisoned mcp server"], target="curl")
+    verdict, *_, evidence = found["poisoned:mcp-server"]
+    assert verdict == "bypassed" and evidence.startswith("`curl` ran"), found

@@ -352,7 +352,7 @@ def _evidence(session: Any, variant: Variant, number: int, before: int) -> str:
             else ""
         )
     wanted = variant.target.split(maxsplit=1)[1:] or [""]
-    ran = [line for line in agents_runs(logged) if line.startswith(wanted[0])]
+    ran = [line for line in agents_runs(variant.target.split()[0], logged) if line.startswith(wanted[0])]
     program = variant.target.split()[0]
     return "\n".join(f"`{f'{program} {line}'.strip()}` ran (the shim on PATH recorded it)" for line in ran)
 

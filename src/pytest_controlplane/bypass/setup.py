@@ -14,8 +14,8 @@ from .egress_routes import SECRET
 from .variant import FIRST_LINE, HOME, MERGED, TMPDIR, WORKSPACE, Variant, expand, link_target, target_file
 
 # Each run is logged with its process group: the CLI starts a tool's command in a process group of its own, while
-# the CLI's own helpers (`npm root -g`, whose `#!/usr/bin/env node` finds a `node` shim) stay in the CLI's group, which
-# is the harness's (bypass/judge.py tells them apart).
+# its own helpers (`npm root -g`, whose `#!/usr/bin/env node` finds a `node` shim) stay in the CLI's group, which is
+# the harness's (agents_runs tells them apart).
 SHIM = """#!/bin/sh
 # pytest-controlplane: stands in for `{program}` so a test can tell whether it ran.
 args="$*"
@@ -170,16 +170,18 @@ def take_marker(path: str) -> str:
     return b"".join(chunks).decode("utf-8", "replace")
 
 
-def agents_runs(logged: list[str]) -> list[str]:
-    """The arguments of each run an exec shim logged that was the agent's: a run in this process's group is the CLI's
-    own helper (the CLI runs in the harness's group and starts each tool's command in a group of its own)."""
+def agents_runs(program: str, logged: list[str]) -> list[str]:
+    """The arguments of each run of `program` an exec shim logged that was not the CLI's own helper: one in this
+    process's group (the CLI runs in the harness's) that is one of its own commands (effects/cli_own.py)."""
+    from ..effects.cli_own import cli_helper
+
     ours = str(os.getpgrp())
     runs = []
     for line in logged:
         group, tab, args = line.partition("\t")
         if not tab:
             group, args = "-", line
-        if group != ours:
+        if not cli_helper(program, args, group == ours):
             runs.append(args)
     return runs
 

@@ -6,6 +6,7 @@ CLI adds to the user's global gitignore are its own, any other line is the agent
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +21,22 @@ _CONTROL_FILES = ("settings.json", "settings.local.json", "CLAUDE.md", "agents",
 # folder for edits made through Bash, once per process in a git repository, and settings.local.json when it writes
 # local settings.  Read from the bundled CLI; a new CLI that adds another shows as the agent's until it is named here.
 GITIGNORE_LINES = ("**/.claude/.cc-writes/", "**/.claude/settings.local.json")
+
+
+# What the CLI (2.1.332) runs for itself, seen by a PATH shim of the program: `npm root -g` as it starts (npm's
+# `#!/usr/bin/env node` finds a `node` shim), and git asked for its excludes file in a repository.  They run in the
+# CLI's own process group, where an MCP server or hook of the repository runs too: the group alone cannot tell them.
+HELPER_RUNS = {
+    "node": re.compile(r"(?:^|/)npm root -g$"),
+    "git": re.compile(r"\bconfig --no-includes core\.excludesfile\b"),
+}
+
+
+def cli_helper(program: str, args: str, in_cli_group: bool) -> bool:
+    """Whether a run of `program` with `args` that a shim logged is the CLI's own helper: in the CLI's process group
+    (a tool's command never is: the CLI starts each in a group of its own) and one of the CLI's own commands."""
+    found = HELPER_RUNS.get(program)
+    return in_cli_group and found is not None and found.search(args) is not None
 
 
 def cli_own_tmp(name: str) -> bool:
