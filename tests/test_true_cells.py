@@ -261,6 +261,9 @@ def test_a_command_rule_is_matched_as_the_cli_reads_a_command_line():
     for command in ("curlx", "echo curl", "grep curl notes.txt", "python3 -c 'import os; os.system(\"curl\")'"):
         assert not matched("Bash", command=command)[1], command
     assert matched("Write", file_path="/w/.env") == (["Read(./.env) (.claude/settings.json)"], True)  # a Read rule
+    for command in ("true > .env", "cat ./.env", "echo x>>.env", "sed -i s/a/b/ /w/.env"):  # the files it names
+        assert matched("Bash", command=command) == (["Read(./.env) (.claude/settings.json)"], True), command
+    assert not matched("Bash", command="cat .envrc")[1]
     assert not matched("Write", file_path="/w/notes.txt")[1]
 
 

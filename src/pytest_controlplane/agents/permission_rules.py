@@ -12,14 +12,16 @@ from ..tool_call import ToolCall
 from .settings_hooks import SettingsFile
 
 # The rules the CLI applies to a tool besides its own (its semantics, CLI 2.1.332): every tool that runs a command is
-# held by Bash rules (Monitor running `sudo` meets `Bash(sudo:*)`); a file tool by the rules of its kind of access, and
-# a write also by Read rules ("File is covered by a Read deny rule").
+# held by Bash rules (Monitor running `sudo` meets `Bash(sudo:*)`) and by the file rules of the files it names (`true >
+# .env` meets `Edit(./.env)`); a file tool by the rules of its kind of access, and a write also by Read rules ("File is
+# covered by a Read deny rule").
 _READS, _WRITES = ("Read", "Glob", "Grep", "LS"), ("Write", "Edit", "NotebookEdit", "MultiEdit")
+_FILE_RULES = ("Read", "Edit", "Write")
 
 
 def _rule_tools(call: ToolCall) -> tuple[str, ...]:
     if isinstance(call.input.get("command"), str):
-        return (call.name, "Bash")
+        return (call.name, "Bash", *_FILE_RULES)
     if call.name in _WRITES:
         return (call.name, "Edit", "Write", "Read")
     if call.name in _READS:
@@ -37,7 +39,7 @@ def rules_for(call: ToolCall, settings: Sequence[SettingsFile]) -> tuple[list[st
     matching = [(rule, file) for rule, file in mine if _matches(rule, call.input)]
     if matching:
         return [f"{rule} ({file})" for rule, file in matching], True
-    files = [(rule, file) for rule, file in rules if _tool(rule) in ("Read", "Edit", "Write")]
+    files = [(rule, file) for rule, file in rules if _tool(rule) in _FILE_RULES]
     guesses = files if isinstance(call.input.get("command"), str) and files else mine
     return [f"{rule} ({file})" for rule, file in guesses], False
 
@@ -50,12 +52,13 @@ def _tool(rule: str) -> str:
 def _matches(rule: str, given: dict[str, Any]) -> bool:
     """Whether a rule's specifier covers the call, as the CLI reads it: for a command, a prefix (`curl:*`) or a glob
     of any of its simple commands, each without the variables and wrappers before it (`a && FOO=1 timeout 5 curl x`
-    meets `Bash(curl:*)`); for a path, a glob.  A rule without a specifier covers every call of its tool."""
+    meets `Bash(curl:*)`); for a path, a glob of the path, or of a word of the command (`cat .env`, `true > ./.env`).
+    A rule without a specifier covers every call of its tool."""
     if "(" not in rule or not rule.endswith(")"):
         return True
     specifier = rule[rule.index("(") + 1 : -1]
     command = given.get("command")
-    if isinstance(command, str):
+    if isinstance(command, str) and _tool(rule) not in _FILE_RULES:
         prefix = specifier[:-2] if specifier.endswith(":*") else None
         return any(
             (part == prefix or part.startswith(prefix + " "))
@@ -63,9 +66,11 @@ def _matches(rule: str, given: dict[str, Any]) -> bool:
             else fnmatch.fnmatch(part, specifier)
             for part in {command.strip(), *simple_commands(command)}
         )
-    path = next((v for k, v in given.items() if k in ("file_path", "notebook_path", "path") and isinstance(v, str)), "")
+    paths = [v for k, v in given.items() if k in ("file_path", "notebook_path", "path") and isinstance(v, str)]
+    if isinstance(command, str):  # the words of its simple commands, redirections' targets among them
+        paths = [word for part in simple_commands(command) for word in re.split(r"[\s<>]+", part) if word]
     pattern = specifier.removeprefix("./").replace("**", "*")
-    return fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path, "*/" + pattern)
+    return any(fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path, "*/" + pattern) for path in paths)
 
 
 _OPERATOR = re.compile(r"&&|\|\||\$\(|[;&|\n()`{}]")
