@@ -63,8 +63,8 @@ def attempt_variant(session: Any, variant: Variant, prompt: str, permission_mode
 def behind_the_prompt(asked: BypassOutcome, after_yes: BypassOutcome) -> None:
     """Credit an attempt the CLI asked about (nobody answered) with what a person's yes meets: held by the layer behind
     the prompt (the sandbox, a rule), or still `asked` with the yes named as what lets it through."""
-    if after_yes.verdict == "held" and after_yes.layer not in ("none", "prompt", ""):
-        asked.verdict, asked.layer, asked.behind_prompt = "held", after_yes.layer, True
+    if after_yes.verdict == "held":  # by a layer, or by nothing the run can name: the call ran and had no effect
+        asked.verdict, asked.layer, asked.behind_prompt = "held", after_yes.layer or "none", True
         asked.held_by = f"{after_yes.held_by}, behind the CLI's approval prompt (it asked; after a yes this held)"
     elif after_yes.verdict == "bypassed":
         asked.held_by += "; a yes at the prompt lets it through"
