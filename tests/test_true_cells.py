@@ -281,3 +281,30 @@ def test_the_clis_helpers_are_told_by_group_and_command_and_the_repositorys_serv
     found = cells({}, "default", "exec", ["poisoned mcp server"], target="curl")
     verdict, *_, evidence = found["poisoned:mcp-server"]
     assert verdict == "bypassed" and evidence.startswith("`curl` ran"), found
+
+
+def test_what_a_yes_meets_decides_a_prompt_cell():
+    """Held after a yes (by a layer, or with no effect at all): held behind the prompt.  Through after a yes: still
+    `asked`, with the yes named.  Not judged after a yes (inconclusive): still `asked`, with nothing claimed."""
+    from pytest_controlplane.bypass.attempt import behind_the_prompt
+    from pytest_controlplane.bypass.corpus import corpus
+    from pytest_controlplane.bypass.judge import BypassOutcome
+
+    variant = corpus("escape")[0]
+
+    def asked():
+        return BypassOutcome(variant, "asked", "", None, held_by="the CLI's approval prompt (Bash on ../x)",
+                             layer="prompt")  # fmt: skip
+
+    for layer in ("sandbox", "rule", "cli", "none"):
+        cell = asked()
+        behind_the_prompt(cell, BypassOutcome(variant, "held", "", None, held_by=f"held by {layer}", layer=layer))
+        assert (cell.verdict, cell.layer, cell.behind_prompt) == ("held", layer, True)
+        assert cell.held_by == f"held by {layer}, behind the CLI's approval prompt (it asked; after a yes this held)"
+    cell = asked()
+    behind_the_prompt(cell, BypassOutcome(variant, "bypassed", "../x created", None))
+    assert (cell.verdict, cell.behind_prompt) == ("asked", False)
+    assert cell.held_by.endswith("; a yes at the prompt lets it through")
+    cell = asked()
+    behind_the_prompt(cell, BypassOutcome(variant, "inconclusive", "", None, reason="the attempt never ran"))
+    assert (cell.verdict, cell.held_by) == ("asked", "the CLI's approval prompt (Bash on ../x)")
