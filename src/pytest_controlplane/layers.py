@@ -93,15 +93,14 @@ def assign(call: Any) -> None:
     """Set `call.layer` from its verdict, unless the run's signals already did (a question on the permission protocol,
     a hook's record, a matching rule, the sandbox); a permission refusal no signal explains is read off the CLI's words,
     and says so (`call.inferred`)."""
-    refused_by_os = call.verdict in ("errored", "allowed") and call.sandboxed and OS_REFUSAL.search(call.result)
-    if refused_by_os and call.layer in ("", "prompt"):  # a yes at the prompt let it run, and the OS refused it
-        call.layer = "sandbox"
     if call.layer or call.verdict == "not_run":
         return
     if call.verdict in ("denied_by_hook", "allowed_by_hook"):
         call.layer = "guard"
     elif call.verdict == "asked":
         call.layer = "prompt"
+    elif call.verdict in ("errored", "allowed") and call.sandboxed and OS_REFUSAL.search(call.result):
+        call.layer = "sandbox"
     elif call.verdict == "denied_by_permission":
         words = refusal(call.result) or ""
         call.layer = words if words in ("rule", "mode") else "guard" if call.permissions_consulted else "rule"

@@ -91,8 +91,7 @@ class Observer:
             )
         elif call.id in self.ran:
             call.verdict = "allowed"
-            if call.asked_for and call.id not in self.permission_calls:
-                call.layer = "prompt"
+            if call.asked_for and call.id not in self.permission_calls:  # it ran: the prompt held nothing
                 call.reason = f"the CLI asked for approval ({call.asked_for}); --agent-approval=allow said yes"
         elif call.id in self.unanswered:
             call.verdict, call.layer = "asked", "prompt"
