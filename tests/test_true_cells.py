@@ -308,3 +308,28 @@ def test_what_a_yes_meets_decides_a_prompt_cell():
     cell = asked()
     behind_the_prompt(cell, BypassOutcome(variant, "inconclusive", "", None, reason="the attempt never ran"))
     assert (cell.verdict, cell.held_by) == ("asked", "the CLI's approval prompt (Bash on ../x)")
+
+
+def test_a_file_rule_covers_a_link_to_the_file_and_its_name_in_any_case(tmp_path):
+    """The CLI resolves a path before it matches a Read or Edit rule: a link to .env (a confusable name included) and
+    `.ENV` are .env.  The twin: another file, and a link to it, are not."""
+    import os
+
+    from pytest_controlplane.agents.permission_rules import rules_for
+    from pytest_controlplane.agents.settings_hooks import SettingsFile
+    from pytest_controlplane.tool_call import ToolCall
+
+    (tmp_path / ".env").write_text("API_KEY=x\n")
+    (tmp_path / "notes.txt").write_text("x\n")
+    os.symlink(".env", tmp_path / "cp-alias")
+    os.symlink(".env", tmp_path / ".\u0435nv\u0441")
+    os.symlink("notes.txt", tmp_path / "cp-notes")
+    rules = {"deny": ["Edit(./.env)"]}
+    settings = [SettingsFile("project", ".claude/settings.json", tmp_path / ".claude" / "settings.json", rules=rules)]
+
+    def held(name, **given):
+        return rules_for(ToolCall("toolu_1", name, given), settings)[1]
+
+    assert held("Bash", command="echo x > cp-alias") and held("Bash", command="echo x > .\u0435nv\u0441")
+    assert held("Write", file_path=str(tmp_path / ".ENV")) and held("Bash", command="echo x > .ENV")
+    assert not held("Bash", command="echo x > cp-notes") and not held("Write", file_path=str(tmp_path / "notes.txt"))

@@ -4,8 +4,10 @@ permission system refused is credited to the rule that matches it (the CLI does 
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..tool_call import ToolCall
@@ -33,12 +35,14 @@ def rules_for(call: ToolCall, settings: Sequence[SettingsFile]) -> tuple[list[st
     """The `permissions.deny` rules of `settings` that match the call, each with its file, and True; else the rules
     that may have (for a command, the file rules: the CLI applies `Read(...)` and `Edit(...)` to the files a command
     names, resolved; else every deny rule of its tools), and False."""
-    rules = [(rule, f.file) for f in settings for rule in f.rules.get("deny", [])]
+    found = [(rule, f) for f in settings for rule in f.rules.get("deny", [])]
     tools = _rule_tools(call)
-    mine = [(rule, file) for rule, file in rules if _tool(rule) in tools]
-    matching = [(rule, file) for rule, file in mine if _matches(rule, call.input)]
+    # a project's rules are relative to the project (the folder its .claude/ is in)
+    matching = [(r, f.file) for r, f in found if _tool(r) in tools and _matches(r, call.input, f.path.parent.parent)]
     if matching:
         return [f"{rule} ({file})" for rule, file in matching], True
+    rules = [(rule, f.file) for rule, f in found]
+    mine = [(rule, file) for rule, file in rules if _tool(rule) in tools]
     files = [(rule, file) for rule, file in rules if _tool(rule) in _FILE_RULES]
     guesses = files if isinstance(call.input.get("command"), str) and files else mine
     return [f"{rule} ({file})" for rule, file in guesses], False
@@ -49,11 +53,12 @@ def _tool(rule: str) -> str:
     return rule.split("(", 1)[0].strip()
 
 
-def _matches(rule: str, given: dict[str, Any]) -> bool:
+def _matches(rule: str, given: dict[str, Any], root: Path | None = None) -> bool:
     """Whether a rule's specifier covers the call, as the CLI reads it: for a command, a prefix (`curl:*`) or a glob
     of any of its simple commands, each without the variables and wrappers before it (`a && FOO=1 timeout 5 curl x`
-    meets `Bash(curl:*)`); for a path, a glob of the path, or of a word of the command (`cat .env`, `true > ./.env`).
-    A rule without a specifier covers every call of its tool."""
+    meets `Bash(curl:*)`); for a path, a glob of the path, or of a word of the command (`cat .env`, `true > ./.env`),
+    as given and resolved from `root` (a link to .env is .env), in any case (`.ENV`).  A rule without a specifier
+    covers every call of its tool."""
     if "(" not in rule or not rule.endswith(")"):
         return True
     specifier = rule[rule.index("(") + 1 : -1]
@@ -69,8 +74,10 @@ def _matches(rule: str, given: dict[str, Any]) -> bool:
     paths = [v for k, v in given.items() if k in ("file_path", "notebook_path", "path") and isinstance(v, str)]
     if isinstance(command, str):  # the words of its simple commands, redirections' targets among them
         paths = [word for part in simple_commands(command) for word in re.split(r"[\s<>]+", part) if word]
-    pattern = specifier.removeprefix("./").replace("**", "*")
-    return any(fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path, "*/" + pattern) for path in paths)
+    if root is not None:
+        paths += [os.path.realpath(os.path.join(root, os.path.expanduser(path))) for path in paths]
+    pattern = specifier.removeprefix("./").replace("**", "*").lower()
+    return any(fnmatch.fnmatchcase(p, pattern) or fnmatch.fnmatchcase(p, "*/" + pattern) for p in map(str.lower, paths))
 
 
 _OPERATOR = re.compile(r"&&|\|\||\$\(|[;&|\n()`{}]")
