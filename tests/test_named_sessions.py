@@ -80,3 +80,62 @@ def test_without_its_end_of_input_the_repl_fails_saying_why(repl):
     result = repl.runpytest("-p", "no:randomly")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*The agent process python* exited with code 3*", "*stdin closed without `quit`*"])
+
+
+UNKNOWN = '''
+import json
+import shutil
+
+import pytest
+from pytest_controlplane import ConfigError, text
+
+
+def sessions(agent_session, scripted_model, *then):
+    """A named session and an unnamed one; the model answers `then` after them."""
+    scripted_model([text("Hello Asha."), text("Hello."), *then])
+    agent_session.run("Hi, I am Asha.", session="asha-case")
+    agent_session.run("Hi.")
+    return agent_session
+
+
+def test_assert_consistent_on_an_unknown_name_fails(agent_session, scripted_model):
+    sessions(agent_session, scripted_model).assert_consistent("no-such-session")
+
+
+def test_transcript_path_and_resume_on_an_unknown_name_fail(agent_session, scripted_model):
+    two_sessions = sessions(agent_session, scripted_model)
+    for call in (lambda: two_sessions.transcript_path("no-such"), lambda: two_sessions.resume("Go on.", "no-such"),
+                 lambda: two_sessions.fork("Go on.", "no-such"), lambda: two_sessions.history_problems("no-such")):
+        with pytest.raises(ConfigError, match="No session 'no-such'.*Session names: 'asha-case'") as raised:
+            call()
+        assert two_sessions.session_id in str(raised.value)  # the unnamed session's id is listed
+    assert len(two_sessions.runs) == 2  # the resume and fork never ran: no session "no-such" made on the way
+
+
+def test_a_name_and_a_raw_id_still_work(agent_session, scripted_model):
+    two_sessions = sessions(agent_session, scripted_model, text("Still here."))
+    stored = two_sessions.workspace / "sessions"
+    unnamed = two_sessions.session_id
+    assert two_sessions.transcript_path("asha-case") == stored / "asha-case.json"  # names resolve here too
+    assert two_sessions.transcript_path(unnamed) == stored / f"{unnamed}.json"
+    two_sessions.assert_consistent("asha-case")
+    two_sessions.assert_consistent(unnamed)
+    shutil.copyfile(stored / "asha-case.json", stored / "copied.json")  # stored, never run in this test
+    two_sessions.assert_consistent("copied")
+    two_sessions.resume("Still there?", session=unnamed)
+    assert len(json.loads((stored / f"{unnamed}.json").read_text())["messages"]) == 4
+'''
+
+
+def test_an_unknown_session_name_fails_listing_the_sessions_there_are(repl):
+    """No false pass: assert_consistent, transcript_path, resume, fork of a session that does not exist fail, naming
+    the sessions that do; a name and a raw session id (run or stored) still work."""
+    repl.makepyfile(test_unknown=UNKNOWN)
+    result = repl.runpytest("-p", "no:randomly")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*ConfigError: No session 'no-such-session'*Session names: 'asha-case'.*Unnamed sessions run: *",
+            "*Pass a name given with agent_session.run(prompt, session=NAME)*",
+        ]
+    )

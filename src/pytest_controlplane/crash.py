@@ -299,13 +299,15 @@ class Crashes:
 
     agent: Any
     world: Any
-    names: dict[str, str]
     runs: list[Any]
     gateway: Any
     effects: Any
 
     def _last_session(self) -> str:
         raise NotImplementedError
+
+    def _session(self, session: str | None) -> str:
+        raise NotImplementedError  # AgentSession's: a session name or id resolved to the agent's id
 
     def crash(
         self,
@@ -319,7 +321,7 @@ class Crashes:
         """Run `prompt` (continuing `session` if given) and crash at `at` ("request 2", "stream 1", "tool 3", "save 1");
         `.before` holds the stored history's problems right after the crash.  With `then`, resume with it and judge
         the history as crash_everywhere does; without, `.consistent` is False: nothing has shown a recovery yet."""
-        return crash(self, prompt, at, session, then, idempotent)
+        return crash(self, prompt, at, self._session(session) if session is not None else None, then, idempotent)
 
     def crash_everywhere(
         self,
@@ -339,8 +341,7 @@ class Crashes:
 
     def history_problems(self, session: str | None = None) -> list[Any]:
         """Consistency problems of a stored session (the last one by default)."""
-        session = self.names.get(session, session) if session is not None else self._last_session()
-        stored = stored_history(self.agent, self.world, session)
+        stored = stored_history(self.agent, self.world, self._session(session))
         return stored.check() if stored is not None else []
 
     def assert_consistent(self, session: str | None = None) -> None:

@@ -26,9 +26,10 @@ from .agents.world import World
 from .crash import Crashes
 from .effects import Effects
 from .effects.attribution import HookWindow
-from .errors import AgentError, ConfigError, ours
+from .errors import AgentError, ConfigError, ControlPlaneError, ours
 from .gateway.scripted import Block, ScriptedModel, text
 from .gateway.server import ModelGateway
+from .recovery import stored_history
 from .tool_call import ToolCall
 
 __tracebackhide__ = ours  # our errors show without our frames
@@ -75,6 +76,7 @@ class AgentSession(Crashes):
         self.crash_reports: list[Any] = []
         self.settings_files: list[Any] = []  # the world's settings files at the last run, with their command hooks
         self.names: dict[str, str] = {}  # the sessions a test named: name -> the agent's id for it
+        self._started: list[str] = []  # the id of each new session (or fork) a run started, crashed or not
         self.elsewhere: list[Seen] = []  # what ran in the isolated worlds made from this one (see worlds())
         from .canary import Plantings
 
@@ -186,10 +188,12 @@ class AgentSession(Crashes):
     ) -> RunOutcome:
         """One run of the agent on `prompt`: in a new session (called `name`, if given), or continuing (`fork`:
         branching into a new one) `resume`, a session's id or the name a test gave it."""
-        resume = self.names.get(resume, resume) if resume is not None else None
+        resume = self._session(resume) if resume is not None else None
         session_id = self.world.session_id if not self.runs else f"{self.world.session_id[:-4]}{len(self.runs):04x}"
         if name is not None:  # a CommandAgent is given the name itself; ClaudeAgent a UUID made from it
             session_id = getattr(self.agent, "session_id_for", lambda named: named)(name)
+        if resume is None or fork:
+            self._started.append(session_id)
         before = len(self.gateway.exchanges)
         observes = getattr(self.agent, "observes_control_plane", True)
         # Adapters that see tool calls happen (ClaudeAgent) snapshot around each; for the others the
@@ -334,6 +338,34 @@ class AgentSession(Crashes):
             return found
         raise ConfigError("Nothing to resume: call session.run(...) first.")
 
+    def _session(self, session: str | None) -> str:
+        """The agent's id for `session`: a name the test gave (run(..., session=NAME), fork(..., name=NAME)), or the
+        id of a session the agent ran or has stored; None: the last session.  Anything else is a ConfigError naming
+        the sessions there are (rather than a check of a session that does not exist, which would pass)."""
+        if session is None:
+            return self._last_session()
+        if session in self.names:
+            return self.names[session]
+        ran = [*self._started, *(o.session_id for o in self.runs), *(o.resumed for o in self.runs)]
+        known = list(dict.fromkeys(i for i in ran if i))
+        if session in known or self._stores(session):
+            return session
+        named = ", ".join(f"{n!r} (id {i})" if n != i else repr(n) for n, i in self.names.items()) or "none"
+        unnamed = ", ".join(i for i in known if i not in self.names.values()) or "none"
+        raise ConfigError(
+            f"No session {session!r} in this test: it is neither a session name nor the id of a session the agent "
+            f"ran or stored.  Session names: {named}.  Unnamed sessions run: {unnamed}.",
+            hint="Pass a name given with agent_session.run(prompt, session=NAME) or fork(..., name=NAME), or the id "
+            "of a session the agent ran (agent_session.names maps each name to its id).",
+        )
+
+    def _stores(self, session_id: str) -> bool:
+        """Whether the agent has something stored as `session_id` (a torn or unreadable session counts)."""
+        try:
+            return stored_history(self.agent, self.world, session_id) is not None
+        except ControlPlaneError:
+            return True  # something is stored there, if not readable: the check that uses it says what
+
     # --- what happened -------------------------------------------------------------------------
 
     @property
@@ -375,7 +407,8 @@ class AgentSession(Crashes):
         return self.runs[-1].session_id if self.runs else None
 
     def transcript_path(self, session: str | None = None) -> Path:
-        return store_reader(self.agent, "transcript")(self.world, session or self._last_session())
+        """The file the session (a name the test gave it or its id; the last one by default) is stored in."""
+        return store_reader(self.agent, "transcript")(self.world, self._session(session))
 
     @property
     def history(self) -> list[dict[str, Any]]:
