@@ -26,10 +26,10 @@ from .agents.world import World
 from .crash import Crashes
 from .effects import Effects
 from .effects.attribution import HookWindow
-from .errors import AgentError, ConfigError, ControlPlaneError, ours
+from .errors import AgentError, ConfigError, ours
 from .gateway.scripted import Block, ScriptedModel, text
 from .gateway.server import ModelGateway
-from .recovery import stored_history
+from .session_names import resolve
 from .tool_call import ToolCall
 
 __tracebackhide__ = ours  # our errors show without our frames
@@ -192,8 +192,7 @@ class AgentSession(Crashes):
         session_id = self.world.session_id if not self.runs else f"{self.world.session_id[:-4]}{len(self.runs):04x}"
         if name is not None:  # a CommandAgent is given the name itself; ClaudeAgent a UUID made from it
             session_id = getattr(self.agent, "session_id_for", lambda named: named)(name)
-        if resume is None or fork:
-            self._started.append(session_id)
+        self._started += [session_id] if resume is None or fork else []
         before = len(self.gateway.exchanges)
         observes = getattr(self.agent, "observes_control_plane", True)
         # Adapters that see tool calls happen (ClaudeAgent) snapshot around each; for the others the
@@ -339,32 +338,8 @@ class AgentSession(Crashes):
         raise ConfigError("Nothing to resume: call session.run(...) first.")
 
     def _session(self, session: str | None) -> str:
-        """The agent's id for `session`: a name the test gave (run(..., session=NAME), fork(..., name=NAME)), or the
-        id of a session the agent ran or has stored; None: the last session.  Anything else is a ConfigError naming
-        the sessions there are (rather than a check of a session that does not exist, which would pass)."""
-        if session is None:
-            return self._last_session()
-        if session in self.names:
-            return self.names[session]
-        ran = [*self._started, *(o.session_id for o in self.runs), *(o.resumed for o in self.runs)]
-        known = list(dict.fromkeys(i for i in ran if i))
-        if session in known or self._stores(session):
-            return session
-        named = ", ".join(f"{n!r} (id {i})" if n != i else repr(n) for n, i in self.names.items()) or "none"
-        unnamed = ", ".join(i for i in known if i not in self.names.values()) or "none"
-        raise ConfigError(
-            f"No session {session!r} in this test: it is neither a session name nor the id of a session the agent "
-            f"ran or stored.  Session names: {named}.  Unnamed sessions run: {unnamed}.",
-            hint="Pass a name given with agent_session.run(prompt, session=NAME) or fork(..., name=NAME), or the id "
-            "of a session the agent ran (agent_session.names maps each name to its id).",
-        )
-
-    def _stores(self, session_id: str) -> bool:
-        """Whether the agent has something stored as `session_id` (a torn or unreadable session counts)."""
-        try:
-            return stored_history(self.agent, self.world, session_id) is not None
-        except ControlPlaneError:
-            return True  # something is stored there, if not readable: the check that uses it says what
+        """The agent's id for `session` (a name the test gave, or an id the agent ran or stored; None: the last)."""
+        return self._last_session() if session is None else resolve(self, session)
 
     # --- what happened -------------------------------------------------------------------------
 
