@@ -112,7 +112,7 @@ def test_recorded_cassette_says_where_it_came_from(pytester, record):
     data = yaml.safe_load((pytester.path / CASSETTE).read_text())
     meta = data["metadata"]["controlplane"]
     assert meta["source"] == "scripted model (pytest_controlplane.ScriptedModel served as a stand-in API), not Claude"
-    assert meta["claude_cli_version"] is None
+    assert meta["claude_cli_version"] is None and meta["agent_sdk_version"] is None  # no CLI, no SDK said so
     pytester.runpytest().assert_outcomes(passed=1)  # and it replays
 
 

@@ -159,6 +159,9 @@ def test_claude_cli_record_then_replay(pytester, monkeypatch, tmp_path):
     assert_same_responses(before, after)
     cassette = yaml.safe_load((pytester.path / "cassettes" / "test_cli" / "test_claude_writes_note.yaml").read_text())
     assert cassette["metadata"]["controlplane"]["claude_cli_version"] == "2.1.332"
+    import claude_agent_sdk  # the SDK that drove the CLI is recorded too, read off the CLI's User-Agent
+
+    assert cassette["metadata"]["controlplane"]["agent_sdk_version"] == claude_agent_sdk.__version__
 
 
 def test_no_secret_reaches_the_cassette(pytester, monkeypatch, tmp_path):

@@ -7,6 +7,7 @@ A response is kept in vcrpy's own shape (``{"status": {...}, "headers": {name: [
 from __future__ import annotations
 
 import json
+import re
 import threading
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -60,6 +61,12 @@ class ModelRequest:
         if agent.startswith("claude-cli/"):
             return agent.split("/", 1)[1].split(" ", 1)[0]
         return None
+
+    @property
+    def agent_sdk_version(self) -> str | None:
+        """The Claude Agent SDK version that drove the CLI, read off its User-Agent (`(…, agent-sdk/0.2.189)`)."""
+        found = re.search(r"\bagent-sdk/([\w.+-]+)", self.header("user-agent"))
+        return found.group(1) if found else None
 
     # Convenience for scripted turns written as functions of the request.
     @property

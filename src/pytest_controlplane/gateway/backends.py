@@ -115,6 +115,7 @@ class CassetteBackend:
         self.cassette: Cassette | None = None
         self.sources: set[str] = set()
         self.cli_versions: set[str] = set()
+        self.sdk_versions: set[str] = set()  # the Claude Agent SDK that drove the CLI, when its User-Agent says
         if mode in ("replay", "auto") and cassette is not None and cassette.is_file():
             self.cassette = Cassette.load(cassette)  # a corrupt file fails here, before the agent runs
         elif mode in ("record", "auto") and cassette is not None:
@@ -275,6 +276,8 @@ class CassetteBackend:
         self.sources.add(describe_source(self.upstream, response))
         if request.claude_cli_version:
             self.cli_versions.add(request.claude_cli_version)
+        if request.agent_sdk_version:
+            self.sdk_versions.add(request.agent_sdk_version)
         body = scrub.secrets(secrets, self.templater.template_body(request.body))
         stored = self.templater.template_response(
             {
@@ -316,13 +319,15 @@ class CassetteBackend:
 
         previous = self.cassette.provenance
         sources = sorted(self.sources | ({previous["source"]} if previous.get("source") else set()))
-        versions = sorted(
-            self.cli_versions | ({previous["claude_cli_version"]} if previous.get("claude_cli_version") else set())
+        versions, sdks = (
+            sorted(seen | ({previous[key]} if previous.get(key) else set()))
+            for seen, key in ((self.cli_versions, "claude_cli_version"), (self.sdk_versions, "agent_sdk_version"))
         )
         self.cassette.metadata[METADATA_KEY] = {
             "format": CASSETTE_FORMAT,
             "source": "; ".join(sources),
             "claude_cli_version": versions[-1] if versions else None,
+            "agent_sdk_version": sdks[-1] if sdks else None,
             "recorded_by": f"pytest-controlplane {version('pytest-controlplane')}",
             "templated": sorted(self.templater.roots),
         }
