@@ -436,3 +436,34 @@ def test_the_state_machine_catches_a_loop_that_saves_a_torn_turn(pytester):
     result.stdout.fnmatch_lines(["*AssertionError: session *: message #*: unanswered-tool-use: tool_use toolu_torn_* "
                                  "has no tool_result in the next message*",
                                  "*state.resume(session_id=sessions_0)*"])
+
+
+CUT_SHORT_TESTS = '''
+from pytest_controlplane import text, tool_use
+
+APPEND = tool_use("append", {"path": "log.txt", "line": "paid invoice 1042"})
+
+
+def test_crash_alone(agent_session, scripted_model):
+    scripted_model([APPEND, text("done")])  # a whole run's turns: the crash at the tool cuts off the last
+    result = agent_session.crash("Record the payment.", at="tool 1")
+    assert not result.consistent
+
+
+def test_a_run_after_the_crash_is_held_to_its_turns(agent_session, scripted_model):
+    scripted_model([APPEND, text("done"), text("never asked for")])
+    agent_session.crash("Record the payment.", at="tool 1")
+    agent_session.resume("Go on.")  # answered "done": the last turn is a leftover of this whole run
+'''
+
+
+def test_a_crash_without_then_does_not_fail_on_the_turns_it_cut_off(pytester):
+    """`crash()` without `then` (as the docs show it) failed at teardown with UnusedScriptTurns: the turns scripted
+    for the rest of the run are never asked for once it is cut short.  The twin: a run after the crash that leaves a
+    turn unasked still fails on it."""
+    pytester.makeconftest(LOOP_CONFTEST)
+    pytester.makepyfile(test_cut=CUT_SHORT_TESTS)
+    result = pytester.runpytest("-p", "no:randomly", "-rA")
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(["*ERROR at teardown of test_a_run_after_the_crash_is_held_to_its_turns*",
+                                 "*UnusedScriptTurns: The scripted model still has 1 turn(s)*"])

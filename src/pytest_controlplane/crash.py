@@ -225,6 +225,7 @@ def _crash(session: Any, prompt: str, at: Any, resume: str | None) -> CrashResul
     finally:
         session.crasher = None
         session.gateway.interruptions.clear()
+    session.gateway.cut_short = crasher.fired  # what the script holds for the rest of the run is never asked for
     if not crasher.fired:
         if failure is not None:
             raise failure  # the run failed on its own before the point: that is what to fix

@@ -193,7 +193,7 @@ class AgentSession(Crashes):
         if name is not None:  # a CommandAgent is given the name itself; ClaudeAgent a UUID made from it
             session_id = getattr(self.agent, "session_id_for", lambda named: named)(name)
         self._started += [session_id] if resume is None or fork else []
-        before = len(self.gateway.exchanges)
+        before, self.gateway.cut_short = len(self.gateway.exchanges), False
         observes = getattr(self.agent, "observes_control_plane", True)
         # Adapters that see tool calls happen (ClaudeAgent) snapshot around each; for the others the
         # gateway's checkpoint at each model request brackets the calls of the answer before it.
