@@ -335,3 +335,22 @@ def test_scripted_model_turn_accounting(pytester):
         "for another.*",
         "*UnusedScriptTurns: The scripted model still has 2 turn(s) the agent never asked for (it served 1).*",
     ])
+
+
+def test_a_callback_that_raised_is_reported_before_the_replay_miss_it_caused():
+    """In replay a hook that raises changes what the agent sends next, so the run also misses the cassette: the raised
+    error is the news, the miss its consequence (it was the other way round, and the hook's error was never shown).
+    The twin: with no callback error, the miss is what is raised."""
+    from pytest_controlplane.agents.outcome import RunOutcome, raise_for
+    from pytest_controlplane.errors import AgentError, ReplayMiss
+
+    miss = ReplayMiss("No recorded response matches request #2 (POST /v1/messages).\nthe diff", request=None)
+    outcome = RunOutcome()
+    outcome.callback_errors = ["PreToolUse hook guard raised KeyError: 'tool_input'"]
+    with pytest.raises(AgentError) as raised:
+        raise_for(outcome, miss, answered=True)
+    assert str(raised.value).startswith("A control-plane callback raised during the run (the SDK swallows these): "
+                                        "PreToolUse hook guard raised KeyError: 'tool_input'\nWhat followed, most "
+                                        "likely because of it: ReplayMiss: No recorded response matches request #2")
+    with pytest.raises(ReplayMiss):
+        raise_for(RunOutcome(), miss, answered=True)

@@ -60,16 +60,20 @@ def calls_seen_by_model(exchanges: list[Any]) -> list[ToolCall]:
 
 
 def raise_for(outcome: RunOutcome, problem: ControlPlaneError | None, *, answered: bool) -> None:
-    """The run's failure, the most telling account first: the gateway's own `problem` (it beats the agent's paraphrase
-    of a 403), a callback that raised, the agent's error, or a run that never called the model (`answered` False)."""
-    if problem is not None:
-        raise problem
+    """The run's failure, the most telling account first: a callback that raised (what followed it, a replay miss
+    included, is its consequence: the agent sent the model something else), the gateway's own `problem` (it beats the
+    agent's paraphrase of a 403), the agent's error, or a run that never called the model (`answered` False)."""
     if outcome.callback_errors:
+        first = str(problem).splitlines()[0] if problem else ""
+        then = f"\nWhat followed, most likely because of it: {type(problem).__name__}: {first}" if problem else ""
         raise AgentError(
             "A control-plane callback raised during the run (the SDK swallows these): "
-            + "; ".join(outcome.callback_errors),
+            + "; ".join(outcome.callback_errors)
+            + then,
             hint="Fix the callback: a hook or can_use_tool that raises decides nothing.",
         )
+    if problem is not None:
+        raise problem
     if isinstance(outcome.error, ControlPlaneError):
         raise outcome.error
     if outcome.error is not None:
