@@ -192,7 +192,7 @@ def fixtures_page() -> str:
     for node in _fixture_functions(path):
         docstring = ast.get_docstring(node)
         if not docstring:
-            raise UndocumentedError(f"the fixture {node.name} of {path} has no docstring: write one (STYLE.md, 12).")
+            raise UndocumentedError(f"the fixture {node.name} of {path} has no docstring: write one (it shows in `pytest --fixtures`).")
         uses = [a.arg for a in node.args.args if a.arg != "request"]
         returns = ast.unparse(node.returns) if node.returns else ""
         facts = []

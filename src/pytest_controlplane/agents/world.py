@@ -1,9 +1,9 @@
 """An isolated world for one agent run: workspace, HOME, TMPDIR and Claude config dir.
 
-The environment it builds is hermetic and offline (facts measured on the Claude Code CLI, see
-DESIGN.md): the model is the gateway, nothing else is called, retries are off so a gateway
-refusal fails at once, and the ids the CLI sends are pinned so that a recorded and a replayed
-run send the same requests.
+The environment it builds is hermetic and offline (facts measured on the Claude Code CLI, in
+docs/explanation/architecture.md): the model is the gateway, nothing else is called, retries are
+off so a gateway refusal fails at once, and the ids the CLI sends are pinned so that a recorded and
+a replayed run send the same requests.
 """
 
 from __future__ import annotations

@@ -37,7 +37,8 @@ DEPTHS = ("curated", "full")
 CC = "anthropics/claude-code#"
 
 
-# The public reports each variant reproduces (see KNOWN_BYPASSES.md): (family, route, form) -> name, reference.
+# The public reports each variant reproduces (anthropics/claude-code issues, cited by URL):
+# (family, route, form) -> name, reference.
 KNOWN = {
     ("write", "Bash >", "relative"): ("cc81667-redirect", f"{CC}81667"),
     ("write", "Bash sed -i", "relative"): ("cc89251-sed-in-place", f"{CC}89251, {CC}57548"),

@@ -46,7 +46,7 @@ EGRESS_CLASSES = {
     "interpreter": "the way out: an interpreter's HTTP client (python, node)",
     "shell": "the way out: the shell's HTTP clients (curl, wget)",
 }
-WAY_OUT = "the class of KNOWN_BYPASSES.md's way out: a guard that blocks curl and wget by name leaves the others open"
+WAY_OUT = "a known class of way out: a guard that blocks curl and wget by name leaves the others open"
 HOOK = "claude-code-best/claude-code PR #33 (a repository's command hook runs with full network)"
 STAGED = "prompt-injected multi-step attacks: a script written, then run, so no single call names the way out"
 PROVIDER = "WebSearch runs at the model's provider: the query leaves with the model request, not from this machine"

@@ -36,7 +36,8 @@ class Route:
     reference: str = ""  # the class of real failure it stands for, when no named report is its own
 
 
-# The classes of real failures the newer routes stand for (see KNOWN_BYPASSES.md), said in the variant's reference.
+# The classes of real failures the newer routes stand for (public anthropics/claude-code reports), said in the
+# variant's reference.
 REDIRECTS = "the class of anthropics/claude-code#81667: a redirection a guard that knows only `echo ... >` misses"
 SOURCING = "the class of anthropics/claude-code#5616: the file loaded into the shell, its values printed"
 FILTERS = "the class of anthropics/claude-code#70369: the file fed to a program a guard does not list"
