@@ -30,6 +30,7 @@ from .errors import AgentError, ConfigError, ours
 from .gateway.scripted import Block, ScriptedModel, text
 from .gateway.server import ModelGateway
 from .session_names import resolve
+from .staleness import Staleness
 from .tool_call import ToolCall
 
 __tracebackhide__ = ours  # our errors show without our frames
@@ -40,7 +41,7 @@ DEFAULT_TIMEOUT = 120.0
 Seen = tuple[str, list[ToolCall], list[Any], list[Any], list[Any], list[Any]]
 
 
-class AgentSession(Crashes):
+class AgentSession(Crashes, Staleness):
     """One test's agent: run, resume, fork, attempt — and what the model, tools and files saw.
 
     Seconds per run: `timeout` (the test's marker), else the adapter's own `timeout`, else
