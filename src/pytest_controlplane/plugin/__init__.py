@@ -11,6 +11,7 @@ and none imports another in a loop (import-linter's `acyclic_siblings` contract)
     audit      --agent-audit: its items in each directory given, and their records
     audit_end    the audit's end: the matrix and totals last, its files, what a quick audit leaves out
     progress   the audit's quiet terminal: one progress line instead of a letter and a traceback per item
+    internal_errors  no crash passes: an internal error anywhere (an xdist worker too) fails the run, said in one line
 """
 
 pytest_plugins = [
@@ -22,4 +23,5 @@ pytest_plugins = [
     "pytest_controlplane.plugin.audit",
     "pytest_controlplane.plugin.audit_end",
     "pytest_controlplane.plugin.progress",
+    "pytest_controlplane.plugin.internal_errors",
 ]
