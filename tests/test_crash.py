@@ -467,3 +467,57 @@ def test_a_crash_without_then_does_not_fail_on_the_turns_it_cut_off(pytester):
     result.assert_outcomes(passed=2, errors=1)
     result.stdout.fnmatch_lines(["*ERROR at teardown of test_a_run_after_the_crash_is_held_to_its_turns*",
                                  "*UnusedScriptTurns: The scripted model still has 1 turn(s)*"])
+
+
+EMPTY_TRANSCRIPT_TESTS = '''
+import pytest
+from pytest_controlplane import ConfigError, text
+from pytest_controlplane.crash import CrashPoint, CrashResult
+from pytest_controlplane.recovery import resume_and_judge
+
+
+def keep_only_bookkeeping(agent_session):
+    """What a run killed before the CLI saved its prompt leaves: the CLI's queue-operation lines, nothing else."""
+    path = agent_session.transcript_path()
+    path.write_text("".join(line for line in path.read_text().splitlines(True) if '"queue-operation"' in line))
+
+
+def test_resuming_it_says_exactly_that(agent_session, scripted_model):
+    scripted_model([text("done")])
+    agent_session.run("Do the work.")
+    keep_only_bookkeeping(agent_session)
+    with pytest.raises(ConfigError, match=r"holds no conversation: its transcript .*jsonl has only 2 bookkeeping "
+                                          r"lines \\(queue-operation\\).*No conversation found"):
+        agent_session.resume("Go on.")
+
+
+def test_a_whole_transcript_resumes(agent_session, scripted_model):
+    scripted_model([text("done"), text("went on")])
+    agent_session.run("Do the work.")
+    agent_session.resume("Go on.")
+    assert agent_session.result.result == "went on"
+
+
+def test_a_crash_that_left_it_starts_over(agent_session, scripted_model):
+    scripted_model([text("done"), text("started over")])
+    agent_session.run("Do the work.")
+    keep_only_bookkeeping(agent_session)
+    result = resume_and_judge(agent_session, CrashResult(CrashPoint("stream", 1)), agent_session.session_id, None,
+                              "Do the work.", ())
+    assert result.resumed == ("started over (the transcript held no conversation, only 2 bookkeeping lines "
+                              "(queue-operation))"), result
+    assert result.consistent, result
+    assert agent_session.result.result == "started over"
+    assert any('"started over"' in line for line in result.history)  # the new session is the one judged
+'''
+
+
+@pytest.mark.slow
+def test_a_transcript_with_no_conversation(pytester):
+    """A crash before the CLI saved the prompt can leave a transcript of bookkeeping lines only; the CLI cannot resume
+    it ("No conversation found"), so `crash_everywhere` on a plain ClaudeAgent failed now and then.  Such a crash
+    starts over; a resume of it by hand says exactly what the transcript holds.  The twin: a whole one resumes."""
+    pytester.makeconftest(CLAUDE_CONFTEST)
+    pytester.makepyfile(test_empty=EMPTY_TRANSCRIPT_TESTS)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rA")
+    result.assert_outcomes(passed=3)

@@ -30,9 +30,11 @@ def resume_and_judge(
     known = next((s for s in (at_crash, result.before_cut, stored_first) if s is not None and not s.torn), None)
     crashed_run, requests_before = len(session.runs), len(session.gateway.exchanges)
     try:
-        if at_crash is None and known is None:
-            result.resumed = "started over (nothing was stored)"
-            session.run(then)
+        if (at_crash is None and known is None) or (at_crash is not None and at_crash.empty_transcript):
+            # Nothing stored, or killed before the CLI saved the prompt: bookkeeping lines, which it cannot resume.
+            empty = f"the transcript held no conversation, only {at_crash.bookkeeping()}" if at_crash else ""
+            result.resumed = f"started over ({empty or 'nothing was stored'})"
+            session_id, known = session.run(then).session_id or session_id, None if empty else known
         else:
             result.resumed = "resumed"
             session.resume(then, session=session_id)
@@ -57,6 +59,18 @@ def resume_and_judge(
             )
     result.after.extend(done_twice(session, crashed_run, set(idempotent)))
     return result
+
+
+def refuse_empty(agent: Any, world: Any, session_id: str) -> None:
+    """A resume of a transcript that holds no conversation is said as exactly that, before the CLI fails on it."""
+    stored = stored_history(agent, world, session_id)
+    if stored is not None and stored.empty_transcript:
+        raise ConfigError(
+            f"Session {session_id} holds no conversation: its transcript {stored.path} has only "
+            f"{stored.bookkeeping()}, written before the run that made it stopped; the CLI cannot resume it (it "
+            "says 'No conversation found').",
+            hint="Start the session anew: agent_session.run(prompt).",
+        )
 
 
 def _why(error: ControlPlaneError) -> str:

@@ -40,6 +40,24 @@ class Stored:
     def torn(self) -> bool:
         return self.content is None
 
+    @property
+    def empty_transcript(self) -> bool:
+        """A whole transcript that holds no message, only the CLI's bookkeeping lines (the queue-operation lines it
+        writes first): what a run killed before it saved the prompt leaves.  The CLI cannot resume it ("No
+        conversation found")."""
+        return (
+            self.kind == JSONL
+            and self.content is not None
+            and not any(isinstance(m, dict) and m.get("role") for m in stored_messages(self))
+        )
+
+    def bookkeeping(self) -> str:
+        """`N bookkeeping line(s) (kind, ...)`: what an empty transcript holds."""
+        entries = [_json_line(line) for line in self.content or []]
+        kinds = dict.fromkeys(str(e.get("type", "?")) if isinstance(e, dict) else "?" for e in entries)
+        count = len(self.content or [])
+        return f"{count} bookkeeping line{'' if count == 1 else 's'} ({', '.join(kinds)})"
+
     def check(self) -> list[Problem]:
         """Reading problems, then the history check of what could be read."""
         if self.content is None:
