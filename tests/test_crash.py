@@ -249,14 +249,15 @@ APPEND = tool_use("append", {"path": "log.txt", "line": PAID})
 
 def test_the_store_resumes_from_every_crash_point(agent_session):
     report = agent_session.crash_everywhere(
-        "Record the payment.", before=["Remember the order.", "And the address."],
-        script=[text("noted"), text("noted too"), APPEND, tool_use("read_file", {"path": "log.txt"}), text("done")])
+        "Record the payment.", before=[("Remember the order.", [text("noted")]), "And the address."],
+        script=[APPEND, tool_use("read_file", {"path": "log.txt"}), text("done")])
     print(report)
     assert "save 1" in [str(r.point) for r in report.results]  # inside the session save, before the rename
     assert agent_session.crash_reports == [report]
-    for result in report.results:  # one session from the first prompt on
+    for result in report.results:  # one session from the first prompt on, each prompt before it answered on its own
         assert [m["content"] for m in result.history if m["role"] == "user"][:2] == [
             "Remember the order.", "And the address."]
+        assert [m["content"][0]["text"] for m in result.history[1:4:2]] == ["noted", "Done."]
     # the resume gets what is left of the script, then "Done."
     assert {r.history[-1]["content"][0]["text"] for r in report.results} == {"done", "Done."}
     report.assert_consistent()
@@ -348,8 +349,9 @@ from pytest_controlplane import text, tool_use
 
 def test_forgetful(agent_session):
     agent_session.crash_everywhere(
-        "Record the payment.", before=["Remember the order."],
-        script=[tool_use("append", {"path": "log.txt", "line": "order"}), text("noted"), text("done")],
+        "Record the payment.",
+        before=[("Remember the order.", [tool_use("append", {"path": "log.txt", "line": "order"}), text("noted")])],
+        script=[text("done")],
     ).assert_consistent()
 ''')
     result = pytester.runpytest("-p", "no:cacheprovider")

@@ -927,7 +927,7 @@ from pytest_controlplane import text, tool_use
 def test_every_crash_point(agent_session):
     report = agent_session.crash_everywhere(
         "Record the payment.", before=["Remember the order."],
-        script=[text("noted"), tool_use("append", {"path": "log.txt", "line": "paid"}), text("done")])
+        script=[tool_use("append", {"path": "log.txt", "line": "paid"}), text("done")])
     print(report)
     report.assert_consistent()
 '''

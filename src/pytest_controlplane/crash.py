@@ -245,12 +245,11 @@ def _crash(session: Any, prompt: str, at: Any, resume: str | None) -> CrashResul
 
 
 def crash_everywhere(
-    session: Any, prompt: str, script: Sequence[Any], then: str, before: Sequence[str], idempotent: Sequence[str]
+    session: Any, prompt: str, script: Sequence[Any], then: str, before: Sequence[Any], idempotent: Sequence[str]
 ) -> CrashReport:
     """See AgentSession.crash_everywhere."""
     with session.isolated() as clean:
-        clean.gateway.use_script(endless(script))
-        session_id = prepare(clean, before)
+        session_id = prepare(clean, before, script)
         clean.crasher = counter = Crasher(clean, None)
         try:
             clean.turn(prompt, resume=session_id)
@@ -270,10 +269,15 @@ def endless(turns: Sequence[Any]) -> Any:
     return ScriptedModel(list(turns), then="Done.")
 
 
-def prepare(session: Any, prompts: Sequence[str]) -> str | None:
-    """Run `prompts` as one session (the first a new one); return its id (None when there were none)."""
-    for index, prompt in enumerate(prompts):
+def prepare(session: Any, prompts: Sequence[Any], script: Sequence[Any]) -> str | None:
+    """Run `prompts` as one session (the first a new one), each answered by its own turns: "Done." for a prompt
+    alone, the turns given with it as `(prompt, turns)`.  Then `script` answers what follows.  Return the session's
+    id (None when there were no prompts)."""
+    for index, entry in enumerate(prompts):
+        prompt, turns = (entry, []) if isinstance(entry, str) else entry
+        session.gateway.use_script(endless(turns))
         session.turn(prompt, resume=session.world.session_id if index else None)
+    session.gateway.use_script(endless(script))
     return session.world.session_id if prompts else None
 
 
@@ -283,12 +287,11 @@ def crash_and_resume(
     prompt: str,
     script: Sequence[Any],
     then: str,
-    prepared: Sequence[str],
+    prepared: Sequence[Any],
     idempotent: Sequence[str],
 ) -> CrashResult:
     with parent.isolated() as session:
-        session.gateway.use_script(endless(script))
-        continued = prepare(session, prepared)
+        continued = prepare(session, prepared, script)
         session_id = session.world.session_id
         stored_first = stored_history(session.agent, session.world, session_id)
         result = _crash(session, prompt, point, continued)
@@ -330,14 +333,15 @@ class Crashes:
         *,
         script: Sequence[Any],
         then: str = "Continue where you left off.",
-        before: Sequence[str] = (),
+        before: Sequence[Any] = (),
         idempotent: Sequence[str] = (),
     ) -> CrashReport:
         """Crash a run of `prompt` at every point it passes, each in a fresh copy of this world, resume with `then`,
         and check: one consistent history, nothing stored before the crash lost, the model shown the stored history,
         no tool effect done twice (tools named in `idempotent` may repeat).  The model answers from `script` (its
         turns in order, then "Done."); prompts in `before` run first in each world, so the crashed run continues a
-        session that already has a history."""
+        session that already has a history: each is answered "Done.", or by its own turns given as `(prompt, turns)`;
+        they never use up `script`."""
         return crash_everywhere(self, prompt, script, then, before, idempotent)
 
     def history_problems(self, session: str | None = None) -> list[Any]:
