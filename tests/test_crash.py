@@ -478,10 +478,11 @@ from pytest_controlplane.crash import CrashPoint, CrashResult
 from pytest_controlplane.recovery import resume_and_judge
 
 
-def keep_only_bookkeeping(agent_session):
-    """What a run killed before the CLI saved its prompt leaves: the CLI's queue-operation lines, nothing else."""
+def keep_only_bookkeeping(agent_session, lines=True):
+    """What a run killed before the CLI saved its prompt leaves: the CLI's queue-operation lines, or an empty file."""
     path = agent_session.transcript_path()
-    path.write_text("".join(line for line in path.read_text().splitlines(True) if '"queue-operation"' in line))
+    kept = [line for line in path.read_text().splitlines(True) if '"queue-operation"' in line]
+    path.write_text("".join(kept) if lines else "")
 
 
 def test_resuming_it_says_exactly_that(agent_session, scripted_model):
@@ -506,11 +507,21 @@ def test_a_crash_that_left_it_starts_over(agent_session, scripted_model):
     keep_only_bookkeeping(agent_session)
     result = resume_and_judge(agent_session, CrashResult(CrashPoint("stream", 1)), agent_session.session_id, None,
                               "Do the work.", ())
-    assert result.resumed == ("started over (the transcript held no conversation, only 2 bookkeeping lines "
+    assert result.resumed == ("started over (the transcript held no conversation: only 2 bookkeeping lines "
                               "(queue-operation))"), result
     assert result.consistent, result
     assert agent_session.result.result == "started over"
     assert any('"started over"' in line for line in result.history)  # the new session is the one judged
+
+
+def test_a_crash_that_left_an_empty_file_starts_over_too(agent_session, scripted_model):
+    scripted_model([text("done"), text("started over")])
+    agent_session.run("Do the work.")
+    keep_only_bookkeeping(agent_session, lines=False)
+    result = resume_and_judge(agent_session, CrashResult(CrashPoint("request", 1)), agent_session.session_id, None,
+                              "Do the work.", ())
+    assert result.resumed == "started over (the transcript held no conversation: nothing (an empty file))", result
+    assert result.consistent, result
 '''
 
 
@@ -522,4 +533,4 @@ def test_a_transcript_with_no_conversation(pytester):
     pytester.makeconftest(CLAUDE_CONFTEST)
     pytester.makepyfile(test_empty=EMPTY_TRANSCRIPT_TESTS)
     result = pytester.runpytest("-p", "no:cacheprovider", "-rA")
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=4)

@@ -32,7 +32,7 @@ def resume_and_judge(
     try:
         if (at_crash is None and known is None) or (at_crash is not None and at_crash.empty_transcript):
             # Nothing stored, or killed before the CLI saved the prompt: bookkeeping lines, which it cannot resume.
-            empty = f"the transcript held no conversation, only {at_crash.bookkeeping()}" if at_crash else ""
+            empty = f"the transcript held no conversation: {at_crash.bookkeeping()}" if at_crash else ""
             result.resumed = f"started over ({empty or 'nothing was stored'})"
             session_id, known = session.run(then).session_id or session_id, None if empty else known
         else:
@@ -66,7 +66,7 @@ def refuse_empty(agent: Any, world: Any, session_id: str) -> None:
     stored = stored_history(agent, world, session_id)
     if stored is not None and stored.empty_transcript:
         raise ConfigError(
-            f"Session {session_id} holds no conversation: its transcript {stored.path} has only "
+            f"Session {session_id} holds no conversation: its transcript {stored.path} has "
             f"{stored.bookkeeping()}, written before the run that made it stopped; the CLI cannot resume it (it "
             "says 'No conversation found').",
             hint="Start the session anew: agent_session.run(prompt).",

@@ -43,8 +43,8 @@ class Stored:
     @property
     def empty_transcript(self) -> bool:
         """A whole transcript that holds no message, only the CLI's bookkeeping lines (the queue-operation lines it
-        writes first): what a run killed before it saved the prompt leaves.  The CLI cannot resume it ("No
-        conversation found")."""
+        writes first) or none at all: what a run killed before it saved the prompt leaves.  The CLI cannot resume
+        it ("No conversation found")."""
         return (
             self.kind == JSONL
             and self.content is not None
@@ -52,11 +52,12 @@ class Stored:
         )
 
     def bookkeeping(self) -> str:
-        """`N bookkeeping line(s) (kind, ...)`: what an empty transcript holds."""
-        entries = [_json_line(line) for line in self.content or []]
+        """What an empty transcript holds: `only N bookkeeping line(s) (kind, ...)`, or `nothing (an empty file)`."""
+        entries = [_json_line(line) for line in self.content or [] if line.strip()]
+        if not entries:
+            return "nothing (an empty file)"
         kinds = dict.fromkeys(str(e.get("type", "?")) if isinstance(e, dict) else "?" for e in entries)
-        count = len(self.content or [])
-        return f"{count} bookkeeping line{'' if count == 1 else 's'} ({', '.join(kinds)})"
+        return f"only {len(entries)} bookkeeping line{'' if len(entries) == 1 else 's'} ({', '.join(kinds)})"
 
     def check(self) -> list[Problem]:
         """Reading problems, then the history check of what could be read."""
@@ -77,7 +78,7 @@ def read_stored(path: Path) -> Stored | None:
     except ValueError as error:
         lines = text.splitlines()
         first = _json_line(lines[0]) if lines else None
-        if isinstance(first, dict) or (path.suffix == ".jsonl" and data):  # JSONL: a line per document, one torn
+        if isinstance(first, dict) or path.suffix == ".jsonl":  # JSONL: a line per document, one torn (or none yet)
             return _jsonl(path, lines)
         return torn(path, len(data), f"not a whole JSON document ({error})" if data else "empty")
     if isinstance(document, dict) and "role" in document:
@@ -121,7 +122,7 @@ def _json_line(line: str) -> Any:
 def _jsonl(path: Path, lines: list[str]) -> Stored:
     """Claude Code transcript lines, or messages one per line (a torn line is a corrupt-line problem)."""
     parsed = [(number, _json_line(line)) for number, line in enumerate(lines, start=1) if line.strip()]
-    if any(isinstance(entry, dict) and ("uuid" in entry or "sessionId" in entry) for _, entry in parsed):
+    if not parsed or any(isinstance(entry, dict) and ("uuid" in entry or "sessionId" in entry) for _, entry in parsed):
         return Stored(JSONL, lines, path)
     if not all(isinstance(entry, dict) and "role" in entry for _, entry in parsed if entry is not None):
         raise unknown_format(path, "JSON lines that are neither Claude Code transcript entries nor messages")
