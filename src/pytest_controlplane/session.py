@@ -29,8 +29,7 @@ from .effects.attribution import HookWindow
 from .errors import AgentError, ConfigError, ours
 from .gateway.scripted import Block, ScriptedModel, text
 from .gateway.server import ModelGateway
-from .recovery import refuse_empty
-from .session_names import resolve
+from .session_names import resolve, resumable
 from .staleness import Staleness
 from .tool_call import ToolCall
 
@@ -190,9 +189,7 @@ class AgentSession(Crashes, Staleness):
     ) -> RunOutcome:
         """One run of the agent on `prompt`: in a new session (called `name`, if given), or continuing (`fork`:
         branching into a new one) `resume`, a session's id or the name a test gave it."""
-        resume = self._session(resume) if resume is not None else None
-        if resume is not None:
-            refuse_empty(self.agent, self.world, resume)
+        resume = resumable(self, resume) if resume is not None else None
         session_id = self.world.session_id if not self.runs else f"{self.world.session_id[:-4]}{len(self.runs):04x}"
         if name is not None:  # a CommandAgent is given the name itself; ClaudeAgent a UUID made from it
             session_id = getattr(self.agent, "session_id_for", lambda named: named)(name)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import ConfigError, ControlPlaneError
-from .recovery import stored_history
+from .recovery import refuse_empty, stored_history
 
 
 def resolve(session: Any, wanted: str) -> str:
@@ -26,6 +26,14 @@ def resolve(session: Any, wanted: str) -> str:
         hint="Pass a name given with agent_session.run(prompt, session=NAME) or fork(..., name=NAME), or the id "
         "of a session the agent ran (agent_session.names maps each name to its id).",
     )
+
+
+def resumable(session: Any, wanted: str) -> str:
+    """The id of the session a run continues; one whose transcript holds no conversation is refused (the CLI cannot
+    resume it)."""
+    resolved = resolve(session, wanted)
+    refuse_empty(session.agent, session.world, resolved)
+    return resolved
 
 
 def _stored(session: Any, session_id: str) -> bool:
