@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A REPL agent in the shape of a public seed-style one (written here, in its style, not copied): the Anthropic SDK,
-a loop with a file tool, and each session kept as {"name", "messages"} JSON in sessions/<name>.json, written in place
-with open("w") + json.dump after every turn, resumed by name, forked by copy.
+a loop with file tools and an order lookup, instructions read from system.txt when there is one, and each session kept
+as {"name", "messages"} JSON in sessions/<name>.json, written in place with open("w") + json.dump after every turn,
+resumed by name, forked by copy.
 
     python repl_agent.py asha-case                     # starts or resumes the session "asha-case"
     python repl_agent.py asha-fork --fork-from asha-case
@@ -22,7 +23,29 @@ import anthropic
 
 SESSIONS = Path("sessions")
 TOOLS = [{"name": "read_file", "description": "Read a text file.",
-          "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}]
+          "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}},
+         {"name": "write_file", "description": "Write a text file.",
+          "input_schema": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+                           "required": ["path", "content"]}},
+         {"name": "get_order", "description": "Look an order up by its id.",
+          "input_schema": {"type": "object", "properties": {"order_id": {"type": "string"}},
+                           "required": ["order_id"]}}]
+
+
+def read_file(path):
+    return Path(path).read_text()
+
+
+def write_file(path, content):
+    Path(path).write_text(content)
+    return f"wrote {path}"
+
+
+def get_order(order_id):
+    return json.dumps(json.loads(Path("orders.json").read_text())[order_id])
+
+
+IMPLS = {"read_file": read_file, "write_file": write_file, "get_order": get_order}
 
 
 def path_of(name):
@@ -53,10 +76,11 @@ def fork_session(source, new):
     save_session(new, data["messages"])
 
 
-def turn(client, name, messages, prompt):
+def turn(client, name, messages, prompt, system):
     messages.append({"role": "user", "content": prompt})
     while True:
-        reply = client.messages.create(model="claude-opus-5-5", max_tokens=512, tools=TOOLS, messages=messages)
+        reply = client.messages.create(model="claude-opus-5-5", max_tokens=512, system=system, tools=TOOLS,
+                                       messages=messages)
         messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in reply.content]})
         calls = [b for b in reply.content if b.type == "tool_use"]
         if not calls:
@@ -65,8 +89,8 @@ def turn(client, name, messages, prompt):
         results = []
         for call in calls:
             try:
-                content = Path(call.input["path"]).read_text()
-            except OSError as error:
+                content = IMPLS[call.name](**call.input)
+            except (OSError, KeyError) as error:
                 content = f"error: {error}"
             results.append({"type": "tool_result", "tool_use_id": call.id, "content": content})
         messages.append({"role": "user", "content": results})
@@ -82,6 +106,7 @@ def main():
     if args.fork_from:
         fork_session(args.fork_from, name)
     messages = load_session(name)
+    system = Path("system.txt").read_text() if Path("system.txt").exists() else "You answer questions about files."
     client = anthropic.Anthropic()
     for line in sys.stdin:
         line = line.strip()
@@ -93,7 +118,7 @@ def main():
             name = new
             continue
         if line:
-            print(turn(client, name, messages, line), flush=True)
+            print(turn(client, name, messages, line, system), flush=True)
     print("stdin closed without `quit`", file=sys.stderr)
     return 3
 

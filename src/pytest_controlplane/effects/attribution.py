@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,7 @@ class Checkpoint:
     call: tuple[str, dict[str, Any]] | None = None  # (tool name, input) at a "pre" checkpoint
     hook: HookWindow | None = None  # at "hook-start"
     time: float = field(default_factory=time.time)  # when it was taken (egress records are put down by time)
+    read: frozenset[str] = frozenset()  # the files read since the checkpoint before it (reads.py)
 
 
 def hook_windows(checkpoints: list[Checkpoint]) -> list[list[HookWindow]]:
@@ -55,6 +56,15 @@ def hook_windows(checkpoints: list[Checkpoint]) -> list[list[HookWindow]]:
                     del open_[ref]
         found.append([w for w in open_.values() if w.credited])
     return found
+
+
+def intervals(checkpoints: list[Checkpoint]) -> Iterator[tuple[int, list[HookWindow], int, int]]:
+    """Each interval between two checkpoints (from checkpoint i to i + 1): i, the hook windows open throughout it, and
+    the nearest checkpoints around it that are not a hook's.  Hook checkpoints only split the timeline: outside a
+    hook's window what happens is put down as if they were not there, to the call between those other two."""
+    plain = [i for i, point in enumerate(checkpoints) if not point.kind.startswith("hook-")]
+    for i, windows in enumerate(hook_windows(checkpoints)):
+        yield i, windows, max(j for j in plain if j <= i), min(j for j in plain if j > i)
 
 
 def by_hooks(windows: list[HookWindow], calls: dict[Any, tuple[Any, int]]) -> tuple[tuple[Any, ...], str]:

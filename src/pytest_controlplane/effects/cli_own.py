@@ -1,4 +1,5 @@
-"""What the Claude Code CLI and its sandbox runtime write of their own in an agent's world: never the agent's effect.
+"""What the Claude Code CLI and its sandbox runtime write (and read) of their own in an agent's world: never the
+agent's effect, nor a tool's source.
 
 Told apart by place (its config dir, caches, sockets) and, for a file the user owns too, by content: the lines the
 CLI adds to the user's global gitignore are its own, any other line is the agent's.
@@ -37,6 +38,13 @@ def cli_helper(program: str, args: str, in_cli_group: bool) -> bool:
     (a tool's command never is: the CLI starts each in a group of its own) and one of the CLI's own commands."""
     found = HELPER_RUNS.get(program)
     return in_cli_group and found is not None and found.search(args) is not None
+
+
+def cli_own_read(relative: str) -> bool:
+    """Whether the CLI reads this workspace file (`relative` to it) for itself, whatever the task: its instructions
+    and settings (CLAUDE.md in any folder, .claude/, .mcp.json).  Never the source of a tool's result."""
+    parts = relative.split("/")
+    return parts[-1] in ("CLAUDE.md", "CLAUDE.local.md") or parts[0] in (".claude", ".mcp.json")
 
 
 def cli_own_tmp(name: str) -> bool:

@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError, ControlPlaneFailure, ours
-from .attribution import Checkpoint, HookWindow, attribute, by_hooks, hook_windows, tool_uses_by_request
+from .attribution import Checkpoint, HookWindow, attribute, by_hooks, intervals, tool_uses_by_request
 from .cli_own import world_bookkeeping
 from .diff import Change, compare
 from .egress import EgressOracle
 from .explain import route_to
+from .reads import ReadOracle
 from .routes import aliases, normalise
 from .snapshot import Contents, Snapshot, absolute, snapshot, under
 
@@ -57,9 +58,9 @@ class _Run:
         return self.checkpoints[0].snap
 
 
-class Effects(EgressOracle):
+class Effects(EgressOracle, ReadOracle):
     """Snapshots around each agent run, the changes between them, and assertions over those changes (and, from the
-    world network, what left over it: egress.py)."""
+    world network, what left over it: egress.py; what each tool call read: reads.py)."""
 
     def __init__(
         self,
@@ -87,6 +88,7 @@ class Effects(EgressOracle):
         self.changes: list[Change] = []
         self._runs: list[_Run] = []
         self._open: _Run | None = None
+        self.reads = []
         self._secrets: list[str] = secrets if secrets is not None else []
         self._secret_files: list[str] = []
         self._lock = threading.Lock()
@@ -138,7 +140,7 @@ class Effects(EgressOracle):
         """Take the baseline of a run: what is there now is not the agent's doing."""
         with self._lock:
             run = _Run(len(self._runs) + 1, tuple(self._roots))
-            run.checkpoints.append(Checkpoint("start", None, self._snap(run)))
+            run.checkpoints.append(self._point(run, "start"))
             self._runs.append(run)
             self._open = run
             self._learn_secrets(run.baseline)
@@ -162,14 +164,14 @@ class Effects(EgressOracle):
         """Snapshot now (a model request arrived; a tool call is about to run, or has run).  No-op between runs."""
         with self._lock:
             if self._open is not None:
-                self._open.checkpoints.append(Checkpoint(kind, ref, self._snap(self._open), call))
+                self._open.checkpoints.append(self._point(self._open, kind, ref, call))
 
     def hook_started(self, ref: Any, window: HookWindow) -> None:
         """A hook process starts (`ref`: its run's id): snapshot now; what changes until `hook_ended(ref)` is its own
         doing, not the tool call's.  No-op between runs."""
         with self._lock:
             if self._open is not None:
-                self._open.checkpoints.append(Checkpoint("hook-start", ref, self._snap(self._open), hook=window))
+                self._open.checkpoints.append(self._point(self._open, "hook-start", ref, hook=window))
 
     def hook_ended(self, ref: Any, *, credited: bool = True) -> None:
         """The hook process `ref` has ended: snapshot now.  `credited=False`: another process of the agent was alive
@@ -179,7 +181,7 @@ class Effects(EgressOracle):
                 for point in self._open.checkpoints:
                     if point.kind == "hook-start" and point.ref == ref and point.hook is not None:
                         point.hook.credited = point.hook.credited and credited
-                self._open.checkpoints.append(Checkpoint("hook-end", ref, self._snap(self._open)))
+                self._open.checkpoints.append(self._point(self._open, "hook-end", ref))
 
     def end(self, tool_calls: Sequence[Any] = (), exchanges: Sequence[Any] = (), first_number: int = 1) -> list[Change]:
         """Close the run; attribute each change to the tool call (or the hook) during which it happened; return the
@@ -188,23 +190,19 @@ class Effects(EgressOracle):
             run, self._open = self._open, None
             if run is None:
                 return []
-            run.checkpoints.append(Checkpoint("end", None, self._snap(run)))
+            run.checkpoints.append(self._point(run, "end"))
         calls = run.calls = {getattr(c, "id", None): (c, first_number + i) for i, c in enumerate(tool_calls)}
         asked = tool_uses_by_request(exchanges)
         points = run.checkpoints
-        # Hook checkpoints only split the timeline: outside a hook's window a change is put down as if they were not
-        # there, to the call between the nearest other checkpoints.
-        plain = [i for i, point in enumerate(points) if not point.kind.startswith("hook-")]
+        self._note_reads(run.number, points, calls, asked)
         found: list[Change] = []
-        for i, windows in enumerate(hook_windows(points)):
+        for i, windows, before, after in intervals(points):
             changes = compare(points[i].snap, points[i + 1].snap)
             if not changes:
                 continue
             if windows:
                 attributed, during = by_hooks(windows, calls)
             else:
-                before = max(j for j in plain if j <= i)
-                after = min(j for j in plain if j > i)
                 attributed, during = attribute(points[before], points[after], calls, asked)
             for change in changes:
                 change.run, change.calls, change.during = run.number, attributed, during
@@ -239,8 +237,12 @@ class Effects(EgressOracle):
         finally:
             self.end()
 
-    def _snap(self, run: _Run) -> Snapshot:
-        return snapshot(*run.roots, contents=self.contents)
+    def _point(
+        self, run: _Run, kind: str, ref: Any = None, call: Any = None, hook: HookWindow | None = None
+    ) -> Checkpoint:
+        """A checkpoint now: a snapshot, and what was read since the checkpoint before it."""
+        read, snap = self._watching(lambda: snapshot(*run.roots, contents=self.contents))
+        return Checkpoint(kind, ref, snap, call, hook, read=read)
 
     # --- what happened -------------------------------------------------------------------------
 
