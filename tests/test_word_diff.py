@@ -37,3 +37,24 @@ def test_short_lines_and_uneven_changes_stay_as_the_unified_diff_has_them():
     uneven = unified(["x" * 200], ["y" * 200, "z" * 200])  # one line became two: no pairs to word-diff
     assert compact(uneven) == uneven
     assert changed_words("same words", "same words") == "same words"
+
+
+def test_a_file_report_shows_a_one_word_change_as_that_word(tmp_path):
+    """The effects oracle's report of a changed file: a long line with one word changed, and its quiet twin, a short
+    line, shown as the unified diff has it."""
+    import pytest
+
+    from pytest_controlplane import EffectViolation
+    from pytest_controlplane.effects import Effects
+
+    (tmp_path / ".env").write_text(PROMPT + "\nKEY=1\n")
+    effects = Effects(tmp_path)
+    effects.begin()
+    (tmp_path / ".env").write_text(PROMPT.replace("todo.txt", "notes.txt") + "\nKEY=2\n")
+    effects.end([])
+    with pytest.raises(EffectViolation) as raised:
+        effects.assert_not_written(".env")
+    report = [line.strip() for line in str(raised.value).splitlines()]
+    assert "~ … order they came. Summarise [-todo-]{+notes+}.txt and reply briefly. Never …" in report
+    assert ["-KEY=1", "+KEY=2"] == [line for line in report if "KEY=" in line]
+    assert not [line for line in report if len(line) > 200]

@@ -6,6 +6,7 @@ import difflib
 import os
 from typing import Any
 
+from ..word_diff import compact
 from .diff import Change
 from .routes import Aliases, spellings
 from .snapshot import Contents, Snapshot
@@ -86,7 +87,7 @@ def content_diff(contents: Contents, change: Change) -> list[str]:
         old, new = before.decode(), after.decode()
     except UnicodeDecodeError:
         return [f"(binary content, {len(before)} → {len(after)} bytes)"]
-    lines = list(
+    lines = compact(
         difflib.unified_diff(
             old.splitlines(), new.splitlines(), f"{change.shown_as} before", f"{change.shown_as} after", lineterm=""
         )
