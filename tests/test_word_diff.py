@@ -47,13 +47,13 @@ def test_a_file_report_shows_a_one_word_change_as_that_word(tmp_path):
     from pytest_controlplane import EffectViolation
     from pytest_controlplane.effects import Effects
 
-    (tmp_path / ".env").write_text(PROMPT + "\nKEY=1\n")
+    (tmp_path / "prompt.md").write_text(PROMPT + "\nKEY=1\n")
     effects = Effects(tmp_path)
     effects.begin()
-    (tmp_path / ".env").write_text(PROMPT.replace("todo.txt", "notes.txt") + "\nKEY=2\n")
+    (tmp_path / "prompt.md").write_text(PROMPT.replace("todo.txt", "notes.txt") + "\nKEY=2\n")
     effects.end([])
     with pytest.raises(EffectViolation) as raised:
-        effects.assert_not_written(".env")
+        effects.assert_not_written("prompt.md")
     report = [line.strip() for line in str(raised.value).splitlines()]
     assert "~ … order they came. Summarise [-todo-]{+notes+}.txt and reply briefly. Never …" in report
     assert ["-KEY=1", "+KEY=2"] == [line for line in report if "KEY=" in line]
