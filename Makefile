@@ -59,10 +59,6 @@ clean:
 # Re-record the example cassettes from their scripted models, served as a stand-in API (not Claude).
 record-examples: $(STAMP)
 	@set -e; for dir in examples/*/; do \
-	  [ -f $$dir/model_script.py ] || continue; \
-	  $(BIN)/controlplane serve --script $$dir/model_script.py:MODEL > .standin.url & pid=$$!; \
-	  for i in $$(seq 50); do grep -q BASE_URL .standin.url 2>/dev/null && break; sleep 0.1; done; \
-	  url=$$(sed -n 's/ANTHROPIC_BASE_URL=//p' .standin.url); \
-	  $(BIN)/python -m pytest $$dir -q --agent-mode=record --agent-upstream=$$url || { kill $$pid; exit 1; }; \
-	  kill $$pid; rm -f .standin.url; \
+	  [ -f $${dir}model_script.py ] || continue; \
+	  $(BIN)/python -m pytest $$dir -q --agent-mode=record --agent-script $${dir}model_script.py:MODEL; \
 	done

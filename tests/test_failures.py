@@ -11,7 +11,6 @@ import stat
 import pytest
 import yaml
 
-from pytest_controlplane import ModelGateway, ScriptedModel, text
 
 AGENT = '''
 import os
@@ -45,15 +44,13 @@ CASSETTE = "cassettes/test_ask/test_ask.yaml"
 @pytest.fixture
 def record(pytester, monkeypatch):
     """Record test_ask.py's cassette from a scripted stand-in API that always answers "4"."""
-    pytester.makepyfile(test_ask=AGENT)
+    pytester.makepyfile(test_ask=AGENT, model="from pytest_controlplane import text\nMODEL = lambda request: text('4')\n")
 
     def run(prompts: str = "What is 2+2?", user_agent: str | None = None) -> None:
         monkeypatch.setenv("PROMPTS", prompts)
         if user_agent:
             monkeypatch.setenv("AGENT_UA", user_agent)
-        with ModelGateway(mode="script", script=ScriptedModel(lambda request: text("4"))) as upstream:
-            pytester.runpytest("--agent-mode=record", f"--agent-upstream={upstream.base_url}").assert_outcomes(
-                passed=1)
+        pytester.runpytest("--agent-mode=record", "--agent-script", "model.py:MODEL").assert_outcomes(passed=1)
         monkeypatch.delenv("AGENT_UA", raising=False)
 
     return run
@@ -130,7 +127,8 @@ def test_replay_miss_shows_a_diff_against_the_closest_recording(pytester, record
         "*+++ request sent now",
         '*-*"content": "What is 2+2?",',
         '*+*"content": "What is 3+3?",',
-        "*If the agent changed on purpose, re-record: pytest --agent-mode=record 'test_ask.py::test_ask'",
+        "*If the agent changed on purpose, re-record: pytest --agent-mode=record --agent-script model.py:MODEL "
+        "'test_ask.py::test_ask'",
     ])
     assert (pytester.path / CASSETTE).read_bytes() == before
 
@@ -144,7 +142,8 @@ def test_corrupt_cassette_fails_before_the_agent_runs_and_is_not_touched(pyteste
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines([
         "*Cassette */test_ask.yaml cannot be loaded: *",
-        f"*Restore it (`git checkout -- */{CASSETTE}`), or delete it and record it again with `--agent-mode=record`.",
+        f"*Restore it (`git checkout -- */{CASSETTE}`), or record it again: pytest --agent-mode=record 'test_ask.py::"
+        "test_ask' (with ANTHROPIC_API_KEY set)",  # its metadata cannot be read: the file is cut in half
     ])
     assert path.read_bytes() == truncated
     # One message, with the error's class; not once more as "During handling of the above exception".
@@ -177,7 +176,7 @@ def test_an_error_of_ours_shows_its_class_and_the_tests_line_not_our_frames(pyte
     result.stdout.fnmatch_lines([
         ">       agent_session.run(\"hello\")",
         "E       pytest_controlplane.errors.CassetteNotFound: Cassette */test_ask/test_ask.yaml does not exist*",
-        "E       Record it: pytest --agent-mode=record 'test_ask.py::test_ask'",
+        "E       Record it: pytest --agent-mode=record 'test_ask.py::test_ask' (with ANTHROPIC_API_KEY set)",
     ], consecutive=True)
     output = result.stdout.str()
     assert "session.py" not in output and "backends.py" not in output and "server.py" not in output
@@ -199,7 +198,8 @@ def test_cassette_from_another_cli_version_fails_clearly(pytester, record, monke
     result.stdout.fnmatch_lines([
         "*CassetteVersionMismatch: Cassette *test_ask.yaml was recorded with Claude Code CLI 2.1.332, but this run "
         "uses CLI 2.1.400; its prompts differ, so its requests cannot match.",
-        "*Re-record it: pytest --agent-mode=record 'test_ask.py::test_ask' — or pin, in your project's test "
+        "*Re-record it: pytest --agent-mode=record --agent-script model.py:MODEL 'test_ask.py::test_ask' — or pin, "
+        "in your project's test "
         "dependencies, the claude-agent-sdk release that bundles CLI 2.1.332*",
     ])
     assert "dev extra" not in result.stdout.str()

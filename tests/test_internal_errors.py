@@ -15,9 +15,9 @@ def test_two():
     pass
 """
 
-# A plugin (ours, the audit's, a user's) that breaks in a worker: where it breaks is the parameter.
+# A plugin (ours, the audit's, a user's) that breaks in a worker (a process with `workerinput`; not the environment's
+# PYTEST_XDIST_WORKER, which this suite's own workers pass on): where it breaks is the parameter.
 BROKEN = """
-import os
 import pytest
 
 WHERE = {where!r}
@@ -26,13 +26,13 @@ WHERE = {where!r}
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield
-    if WHERE == "report" and os.environ.get("PYTEST_XDIST_WORKER") and call.when == "call":
+    if WHERE == "report" and hasattr(item.config, "workerinput") and call.when == "call":
         raise AttributeError("'NotSetType' object has no attribute 'family'")
     return report
 
 
 def pytest_sessionfinish(session):
-    if WHERE == "session end" and os.environ.get("PYTEST_XDIST_WORKER"):
+    if WHERE == "session end" and hasattr(session.config, "workerinput"):
         raise AttributeError("'NotSetType' object has no attribute 'family'")
 """
 
@@ -59,7 +59,7 @@ def test_a_run_that_did_not_break_says_nothing_of_it(pytester: pytest.Pytester) 
 
 
 def test_an_error_in_a_run_without_workers_says_where_too(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(BROKEN.format(where="report").replace('os.environ.get("PYTEST_XDIST_WORKER") and ', ""))
+    pytester.makeconftest(BROKEN.format(where="report").replace('hasattr(item.config, "workerinput") and ', ""))
     pytester.makepyfile(test_it=TESTS)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.INTERNAL_ERROR

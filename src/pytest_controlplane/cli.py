@@ -1,8 +1,8 @@
 """The `controlplane` command: the gateway from a shell, and cassette housekeeping for CI.
 
     controlplane serve --mode replay --cassette cassettes/x/test_y.yaml
-    controlplane serve --script examples/claude_guard/script.py:MODEL   # a scripted stand-in API
-    controlplane cassettes check [cassettes/] [--json]    # loads? scrubbed? secrets? one CLI version?
+    controlplane serve --script examples/claude_guard/model_script.py:MODEL   # a scripted stand-in API
+    controlplane cassettes check [cassettes/] [--json]    # loads? answers sound? scrubbed? secrets? one CLI version?
     controlplane cassettes stats [cassettes/] [--json]
     controlplane cassettes prune [cassettes/] [--yes]     # cassettes no collected test uses
     controlplane audit [DIR] [--quick] [--target T] ...   # the route x mode matrix of DIR's agent (--help)
@@ -16,58 +16,28 @@ Exit codes: 0 fine, 1 findings (check, an audit's holes) or files to prune (prun
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import signal
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
-from .errors import ConfigError, ControlPlaneError
-
-
-def _load_script(spec: str) -> object:
-    """`path/to/file.py:NAME` -> the object NAME defined in that file."""
-    file, _, name = spec.partition(":")
-    if not name or not file:
-        raise ConfigError(
-            f"--script takes FILE.py:NAME (a ScriptedModel, a list of turns, or a dict of them by "
-            f"test id), got {spec!r}."
-        )
-    if not Path(file).is_file():
-        raise ConfigError(f"--script: no such file {file!r}.", hint="Give the path of the .py file that defines it.")
-    module_spec = importlib.util.spec_from_file_location(Path(file).stem, file)
-    if module_spec is None or module_spec.loader is None:
-        raise ConfigError(f"--script: {file} cannot be loaded as a Python module.", hint="Give a .py file.")
-    module = importlib.util.module_from_spec(module_spec)
-    try:
-        module_spec.loader.exec_module(module)
-    except Exception as error:  # the user's code: whatever it raises, said in one line
-        raise ConfigError(
-            f"--script: running {file} raised {type(error).__name__}: {error}.",
-            hint=f"Fix {file}; `python {file}` shows the traceback.",
-        ) from error
-    if not hasattr(module, name):
-        defined = sorted(k for k in vars(module) if not k.startswith("_") and k.isupper())
-        raise ConfigError(
-            f"--script: {file} defines no {name!r}" + (f" (it defines {', '.join(defined)})." if defined else ".")
-        )
-    return getattr(module, name)
+from .errors import ControlPlaneError
 
 
 def serve(args: argparse.Namespace) -> int:
-    from .gateway import ModelGateway, ScriptedModel
-    from .gateway.scripted import ScriptPerTest
+    from .gateway import ModelGateway
+    from .gateway.stand_in import StandIn
 
-    script = _load_script(args.script) if args.script else None
-    # A stand-in restarts its script for each test that records through it (or plays each its own, from a dict).
-    model = ScriptedModel(ScriptPerTest(script)) if script is not None else None
-    gateway = ModelGateway(
-        mode="script" if model is not None else args.mode,
-        cassette=args.cassette,
-        upstream=args.upstream,
-        script=model,
-        replay_advice="serve a cassette with `controlplane serve --mode replay --cassette PATH`",
+    gateway = (
+        StandIn(args.script).gateway
+        if args.script
+        else ModelGateway(
+            mode=args.mode,
+            cassette=args.cassette,
+            upstream=args.upstream,
+            replay_advice="serve a cassette with `controlplane serve --mode replay --cassette PATH`",
+        )
     )
     stopped = threading.Event()
     # Ctrl-C, `kill` and a CI runner's stop all end it the same way, with the cassette saved; set here, not inherited
@@ -102,6 +72,8 @@ def cassettes(args: argparse.Namespace) -> int:
         else:
             for finding in findings:
                 print(f"{finding['file']}: {finding['problem']}: {finding['detail']}")
+                if finding.get("fix"):
+                    print(f"  fix: {finding['fix']}")
             print(f"{len(audit.cassette_files(paths))} cassette(s) checked, {len(findings)} finding(s)")
         return 1 if findings else 0
     if args.action == "stats":

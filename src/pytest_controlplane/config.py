@@ -67,6 +67,14 @@ OPTIONS = (
         "the API that record/live/auto modes forward to",
     ),
     Option(
+        "agent_script",
+        "record/auto: record from a stand-in, not Claude: the scripted model FILE.py:NAME (a ScriptedModel, a list "
+        "of turns, or a dict of them by test id) served on loopback for the run, each test's script from its start; "
+        "no API key needed, and the cassettes name it. Ini: agent_script (FILE relative to the ini file).",
+        "FILE.py:NAME of a scripted model that record/auto modes record from (a stand-in, not Claude)",
+        {"default": None, "metavar": "FILE.py:NAME"},
+    ),
+    Option(
         "agent_report",
         "write an HTML report of every agent test into DIR (failing ones always get one, in "
         "<rootdir>/controlplane-report by default); ini: agent_report.",
@@ -251,10 +259,8 @@ class RunSettings:
     mode: str
     cassette: Path
     script: Any = None
-    upstream: str | None = None
     allow_unused: bool = False
     record_errors: bool = False  # store an upstream error answer as the recording (a test of error handling)
-    record_command: str = ""
     timeout: float | None = None  # seconds per run from the marker
     default_timeout: float | None = None  # from the ini option agent_timeout
     workspace_template: Path | None = None  # from the marker, relative to the test file
@@ -371,8 +377,6 @@ def resolve(
     test_dir: Path,
     module_path: str,
     test_name: str,
-    nodeid: str,
-    upstream: str | None,
     ini_timeout: str = "",
     ini_network: bool = False,
 ) -> RunSettings:
@@ -386,10 +390,8 @@ def resolve(
         mode=mode,
         cassette=cassette,
         script=given.get("script"),
-        upstream=upstream,
         allow_unused=given.get("allow_unused", False),
         record_errors=given.get("record_errors", False),
-        record_command=f"pytest --agent-mode=record '{nodeid}'",
         timeout=given.get("timeout"),
         default_timeout=parse_timeout(ini_timeout, "ini option agent_timeout"),
         workspace_template=test_dir / given["workspace"] if given.get("workspace") else None,

@@ -12,7 +12,7 @@ assertion, so pytest reports it as a test failure) and an error (misuse, or what
     ├── ConfigError                a bad option, ini value, marker argument or fixture use
     ├── CassetteError              (.path)
     │   ├── CassetteNotFound       replay asked for a cassette that does not exist
-    │   ├── CassetteCorrupt        the file exists but is not a loadable vcrpy cassette
+    │   ├── CassetteCorrupt        the file is not a loadable vcrpy cassette, or an answer in it is malformed
     │   ├── CassetteVersionMismatch  recorded with another Claude Code CLI version
     │   └── UnusedInteractions     recorded interactions the run never asked for
     ├── GatewayError               something the model gateway could not answer
@@ -79,7 +79,8 @@ class CassetteNotFound(CassetteError):
 
 
 class CassetteCorrupt(CassetteError):
-    """The file exists but cannot be loaded as a vcrpy cassette."""
+    """The file exists but cannot be loaded as a vcrpy cassette, or a recorded answer in it is malformed (a torn
+    line, an event missing or out of order, a body of the wrong type, compressed bytes that do not decode)."""
 
 
 class CassetteVersionMismatch(CassetteError):

@@ -14,7 +14,8 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit
 
-from .codings import UndecodableBody, decoded_response, header
+from . import answers
+from .codings import header
 
 # Headers that describe one hop of one connection; never stored, never replayed.
 HOP_BY_HOP = frozenset(
@@ -226,43 +227,5 @@ def token_counts(usage: dict[str, Any]) -> tuple[int, int]:
 
 def assemble_message(response: dict[str, Any]) -> dict[str, Any] | None:
     """The final Messages API object a streaming or plain response amounts to (deltas joined); a compressed body
-    is read decoded.  None for a body that is not a Messages API answer (or cannot be decoded)."""
-    try:
-        response = decoded_response(response)
-    except UndecodableBody:
-        return None
-    body = response["body"]["string"] or b""
-    if not is_sse(response):
-        try:
-            return json.loads(body)
-        except ValueError:
-            return None
-    message: dict[str, Any] | None = None
-    partial: dict[int, str] = {}
-    for event in parse_sse(body):
-        data = event.payload
-        if not isinstance(data, dict):
-            continue
-        kind = data.get("type")
-        if kind == "message_start":
-            message = dict(data["message"])
-            message["content"] = list(message.get("content", []))
-        elif message is None:
-            continue
-        elif kind == "content_block_start":
-            message["content"].append(dict(data["content_block"]))
-        elif kind == "content_block_delta":
-            block, delta = message["content"][data["index"]], data["delta"]
-            if delta.get("type") == "text_delta":
-                block["text"] = block.get("text", "") + delta["text"]
-            elif delta.get("type") == "input_json_delta":
-                partial[data["index"]] = partial.get(data["index"], "") + delta["partial_json"]
-            elif delta.get("type") == "thinking_delta":
-                block["thinking"] = block.get("thinking", "") + delta["thinking"]
-        elif kind == "message_delta":
-            message.update(data.get("delta", {}))
-            message.setdefault("usage", {}).update(data.get("usage", {}))
-    if message is not None:
-        for index, text in partial.items():
-            message["content"][index]["input"] = json.loads(text) if text else {}
-    return message
+    is read decoded.  None for a body that is not a well-formed Messages API answer (see `answers`)."""
+    return answers.read(response).message

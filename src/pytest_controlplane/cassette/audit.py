@@ -8,10 +8,14 @@ import sys
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CassetteError
+from . import malformed
 from .scrub import SCRUBBED_REQUEST_HEADERS, SCRUBBED_RESPONSE_HEADERS
+
+if TYPE_CHECKING:
+    from .store import Cassette
 
 # Values that look like credentials wherever they appear in a cassette's text.
 SECRET_PATTERNS = {
@@ -31,8 +35,8 @@ def cassette_files(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def check(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
-    """One finding per problem: a cassette that does not load, an unscrubbed header, a secret-looking value,
-    or cassettes recorded with different Claude Code CLI versions."""
+    """One finding per problem: a cassette that does not load, a malformed recorded answer (with its fix), an
+    unscrubbed header, a secret-looking value, or cassettes recorded with different Claude Code CLI versions."""
     from .store import Cassette
 
     findings: list[dict[str, Any]] = []
@@ -43,25 +47,8 @@ def check(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
         except CassetteError as error:
             findings.append({"file": str(path), "problem": "does not load", "detail": str(error).splitlines()[0]})
             continue
-        for number, interaction in enumerate(cassette.interactions):
-            for header in interaction.headers:
-                if header.lower() in SCRUBBED_REQUEST_HEADERS - {"host"}:
-                    findings.append(
-                        {
-                            "file": str(path),
-                            "problem": "unscrubbed request header",
-                            "detail": f"interaction {number}: {header}",
-                        }
-                    )
-            for header in interaction.response.get("headers", {}):
-                if header.lower() in SCRUBBED_RESPONSE_HEADERS:
-                    findings.append(
-                        {
-                            "file": str(path),
-                            "problem": "unscrubbed response header",
-                            "detail": f"interaction {number}: {header}",
-                        }
-                    )
+        findings += malformed.findings(cassette)
+        findings += _unscrubbed(cassette)
         text = path.read_text(encoding="utf-8", errors="replace")
         for what, pattern in SECRET_PATTERNS.items():
             for match in pattern.finditer(text):
@@ -80,6 +67,26 @@ def check(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
         spread = "; ".join(f"{v}: {len(files)} file(s)" for v, files in sorted(versions.items()))
         findings.append({"file": "*", "problem": "mixed Claude Code CLI versions", "detail": spread})
     return findings
+
+
+def _unscrubbed(cassette: Cassette) -> list[dict[str, Any]]:
+    """The headers of each interaction that recording scrubs, found still there."""
+    found = []
+    for number, interaction in enumerate(cassette.interactions):
+        for side, headers, scrubbed in (
+            ("request", interaction.headers, SCRUBBED_REQUEST_HEADERS - {"host"}),
+            ("response", interaction.response.get("headers", {}), SCRUBBED_RESPONSE_HEADERS),
+        ):
+            found += [
+                {
+                    "file": str(cassette.path),
+                    "problem": f"unscrubbed {side} header",
+                    "detail": f"interaction {number}: {header}",
+                }
+                for header in headers
+                if header.lower() in scrubbed
+            ]
+    return found
 
 
 def stats(paths: Iterable[str | Path]) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from ..atomic import write_atomically
 from ..errors import CassetteCorrupt, CassetteNotFound, ours
+from ..word_diff import compact
 from . import delta, formats
 from .body import JsonBody
 from .keys import ConversationKeys, quick_key
@@ -47,6 +48,17 @@ class Interaction:
     @property
     def route(self) -> str:
         return urlsplit(self.uri).path
+
+    @property
+    def streamed(self) -> bool:
+        """The request asked for a streamed answer (`"stream": true`)."""
+        if isinstance(self.stored_body, JsonBody):
+            return self.stored_body.fields.get("stream") is True
+        try:
+            value = json.loads(self.stored_body)
+        except ValueError:
+            return False
+        return isinstance(value, dict) and value.get("stream") is True
 
     @property
     def key(self) -> str:
@@ -161,7 +173,7 @@ class Cassette:
         diff = difflib.unified_diff(
             recorded, wanted, f"recorded interaction #{best}", "request sent now", lineterm="", n=2
         )
-        return best, "\n".join(diff)
+        return best, "\n".join(compact(diff))
 
     # --- writing -------------------------------------------------------------------------------
 

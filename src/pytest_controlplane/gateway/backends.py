@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..cassette import scrub
+from ..cassette import malformed, scrub
 from ..cassette.store import METADATA_KEY, Cassette, Interaction
 from ..errors import (
     CassetteNotFound,
@@ -24,6 +24,7 @@ from ..errors import (
     ours,
 )
 from ..wire import HOP_BY_HOP, Exchange, ModelRequest, header_value, is_sse, parse_sse
+from . import rerecord
 from .scripted import SOURCE, SOURCE_HEADER, TEST_HEADER, ScriptedModel
 from .templating import Templater
 
@@ -40,6 +41,7 @@ CASSETTE_FORMAT = 2  # 2: request bodies may be deltas (cassette.delta); 1 still
 # A replayed request that matched only once normalised: its JSON differs from the compact form the cassette keys
 # (another client's spacing) or something varies that the quick key does not cut.  Still right, only slower.
 NORMALISED_MATCH = "matched after normalising"
+STAND_IN_ORIGIN = "http://stand-in.invalid"  # what a stand-in's recordings name: its port changes with each run
 _FORWARD_DROPPED = frozenset({"host", "accept-encoding", "x-api-key", "authorization"}) | HOP_BY_HOP
 
 
@@ -95,11 +97,12 @@ class CassetteBackend:
         upstream: str,
         api_key: str | None,
         templater: Templater,
-        record_command: str,
+        record_command: rerecord.RecordCommand,
         budget: Any = None,
         record_errors: bool = False,
         replay_advice: str = REPLAY_ADVICE,
         test_id: str | None = None,
+        stand_in: str | None = None,
     ) -> None:
         self.mode = mode
         self.test_id = test_id
@@ -110,14 +113,17 @@ class CassetteBackend:
         self.upstream = upstream.rstrip("/")
         self.api_key = api_key
         self.templater = templater
-        self.record_command = record_command
+        self.stand_in = stand_in
+        self.record_command = record_command({})
         self.recorded: list[int] = []
         self.cassette: Cassette | None = None
         self.sources: set[str] = set()
         self.cli_versions: set[str] = set()
         self.sdk_versions: set[str] = set()  # the Claude Agent SDK that drove the CLI, when its User-Agent says
         if mode in ("replay", "auto") and cassette is not None and cassette.is_file():
-            self.cassette = Cassette.load(cassette)  # a corrupt file fails here, before the agent runs
+            # A corrupt file fails here, before the agent runs; the hints say how to record it as it was made.
+            self.cassette, self.record_command = rerecord.load(cassette, record_command)
+            malformed.refuse(self.cassette, self.record_command)  # a malformed recorded answer fails here too
         elif mode in ("record", "auto") and cassette is not None:
             self.cassette = Cassette(cassette)
 
@@ -286,8 +292,9 @@ class CassetteBackend:
                 "body": {"string": scrub.secrets(secrets, response["body"]["string"])},
             }
         )
+        origin = STAND_IN_ORIGIN if self.stand_in else self.upstream
         interaction = Interaction(
-            request.method, self.upstream + request.path, body, scrub.request_headers(request.headers), stored, plays=1
+            request.method, origin + request.path, body, scrub.request_headers(request.headers), stored, plays=1
         )
         position = self.cassette.add(interaction)
         self.recorded.append(position)
@@ -330,6 +337,7 @@ class CassetteBackend:
             "agent_sdk_version": sdks[-1] if sdks else None,
             "recorded_by": f"pytest-controlplane {version('pytest-controlplane')}",
             "templated": sorted(self.templater.roots),
+            **({"script": script} if (script := self.stand_in or previous.get("script")) else {}),
         }
         self.cassette.save()
 

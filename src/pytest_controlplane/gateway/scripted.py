@@ -225,25 +225,27 @@ def _stream_events(message: dict[str, Any]) -> list[SseEvent]:
     return events
 
 
-class ScriptPerTest:
-    """A stand-in's script, started afresh for each test that records through it (`controlplane serve --script`).
+class ScriptPerTest(ScriptedModel):
+    """A stand-in's model (stand_in.py): its script started afresh for each test that records through it, with
+    the test's own message and tool ids, so that a test records the same cassette alone or among others.
 
     `source`: the turns (a list, a ScriptedModel's turns, a function of the request) every test gets from the
     start, or a dict of them keyed by test id (a node id, or its last part: `test_note`).  The test is the one
     a recording gateway names in its `x-controlplane-test` header; requests without it share one script."""
 
     def __init__(self, source: Any) -> None:
+        super().__init__([])
         self.source = (source._function or source._turns) if isinstance(source, ScriptedModel) else source
         self.models: dict[str, ScriptedModel] = {}
         self._lock = threading.Lock()
 
-    def __call__(self, request: ModelRequest) -> list[Block]:
+    def respond(self, request: ModelRequest) -> dict[str, Any]:
         test = request.header(TEST_HEADER)
         with self._lock:
             if test not in self.models:
                 self.models[test] = ScriptedModel(self._turns_of(test))
             model = self.models[test]
-        return model.next_turn(request)
+        return model.respond(request)
 
     def _turns_of(self, test: str) -> Any:
         if not isinstance(self.source, Mapping):

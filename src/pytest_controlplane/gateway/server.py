@@ -20,6 +20,7 @@ from ..errors import CassetteCorrupt, ConfigError, ControlPlaneError, UnusedScri
 from ..wire import Exchange, ModelRequest, api_error, header_value, json_response
 from .backends import DEFAULT_UPSTREAM, REPLAY_ADVICE, CassetteBackend, ScriptBackend, api_key_from_env
 from .handler import Handler, Server
+from .rerecord import RecordCommand, library_command
 from .scripted import ScriptedModel
 from .templating import Templater
 
@@ -45,16 +46,19 @@ class ModelGateway:
         *,
         roots: dict[str, str | PathLike[str]] | None = None,
         api_key: str | None = None,
-        record_command: str = "run again with `--agent-mode=record` (pytest) or mode='record'",
+        record_command: RecordCommand = library_command,
         budget: Any = None,
         record_errors: bool = False,
         replay_advice: str = REPLAY_ADVICE,
         test_id: str | None = None,
+        stand_in: str | None = None,
     ) -> None:
-        """`budget`: a gateway.budget.Budget that record/auto/live calls to the upstream API count against.
+        """`record_command`: how to record a cassette again, given what it says of how it was made (rerecord.py).
+        `budget`: a gateway.budget.Budget that record/auto/live calls to the upstream API count against.
         `record_errors`: store an upstream error answer (after retries) as the recorded answer instead of failing.
         `replay_advice`: how to do without the API, said when a request needs a key that is not set.
-        `test_id`: the test recording, named to a stand-in on this machine (see scripted.ScriptPerTest)."""
+        `test_id`: the test recording, named to a stand-in on this machine (see scripted.ScriptPerTest).
+        `stand_in`: the FILE.py:NAME of the scripted model the upstream serves (stand_in.py), kept in the cassette."""
         if mode not in MODES:
             raise ConfigError(f"Unknown gateway mode {mode!r}; valid modes: {', '.join(MODES)}.")
         if mode == "script" and script is None:
@@ -70,6 +74,7 @@ class ModelGateway:
         self.record_errors = record_errors
         self.replay_advice = replay_advice
         self.test_id = test_id
+        self.stand_in = stand_in
         self.templater = Templater(roots)
         self.exchanges: list[Exchange] = []
         # Called with each request as it arrives, before it is answered (the effects oracle snapshots there);
@@ -134,6 +139,7 @@ class ModelGateway:
                 record_errors=self.record_errors,
                 replay_advice=self.replay_advice,
                 test_id=self.test_id,
+                stand_in=self.stand_in,
             )
         self._server = Server(("127.0.0.1", 0), Handler)
         self._server.gateway = self

@@ -4,6 +4,7 @@ and none imports another in a loop (import-linter's `acyclic_siblings` contract)
 
     options    the command-line options, ini keys and markers, checked at configure; `bypass_variants` ids
     fixtures   model_gateway, scripted_model, agent, agent_session, canary_secret, bypass_variants, ...
+    stand_in   --agent-script: the scripted stand-in a recording run forwards to, served for the run
     reports    each agent test's numbers and HTML report, and the run's table of agent tests
     ci         the run's holes where CI looks: SARIF, the job summary, annotations
     warm       the warm CLIs bypass variants and audit items play in
@@ -17,6 +18,7 @@ and none imports another in a loop (import-linter's `acyclic_siblings` contract)
 pytest_plugins = [
     "pytest_controlplane.plugin.options",
     "pytest_controlplane.plugin.fixtures",
+    "pytest_controlplane.plugin.stand_in",
     "pytest_controlplane.plugin.reports",
     "pytest_controlplane.plugin.ci",
     "pytest_controlplane.plugin.warm",

@@ -3,6 +3,7 @@ The work happens in the pytest-free core."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,6 +15,7 @@ from .. import config as settings_
 from ..errors import ConfigError, ControlPlaneError
 from .keys import AGENT_SNIPPET, CALL_FAILED, PLANTINGS, SETTINGS
 from .options import workspace_trust
+from .stand_in import upstream
 from .warm import warm_pool
 
 if TYPE_CHECKING:
@@ -53,13 +55,6 @@ def _settings(request: pytest.FixtureRequest) -> settings_.RunSettings:
         test_dir=path.parent,
         module_path=module_path,
         test_name=request.node.name,
-        nodeid=request.node.nodeid,
-        upstream=(
-            config.getoption("agent_upstream")
-            or os.environ.get(settings_.UPSTREAM_ENV)
-            or config.getini("agent_upstream")
-            or None
-        ),
         ini_timeout=config.getini("agent_timeout"),
         ini_network=bool(config.getini("agent_network")),
     )
@@ -76,21 +71,25 @@ def model_gateway(request: pytest.FixtureRequest) -> Iterator[ModelGateway]:
     miss, an exhausted script, unplayed interactions or unused turns fail the test at teardown.
     """
     from ..gateway import ModelGateway, ScriptedModel
+    from ..gateway.rerecord import pytest_command
 
     try:
         run = _settings(request)
         script = run.script
         if script is not None and not isinstance(script, ScriptedModel):
             script = ScriptedModel(script)
+        url, stand_in = upstream(request.config) if run.mode != "replay" and script is None else (None, None)
         gateway = ModelGateway(
             mode=run.mode,
             cassette=run.cassette,
-            upstream=run.upstream,
+            upstream=url,
             script=script,
-            record_command=run.record_command,
+            api_key="" if stand_in else None,  # never the user's key to a stand-in: the agent's own dummy goes
+            record_command=functools.partial(pytest_command, request.node.nodeid),
             budget=_budget(request),
             record_errors=run.record_errors,
             test_id=request.node.nodeid,
+            stand_in=stand_in,
         )
         gateway.open()
     except ControlPlaneError as error:
