@@ -354,3 +354,54 @@ def test_a_callback_that_raised_is_reported_before_the_replay_miss_it_caused():
                                         "likely because of it: ReplayMiss: No recorded response matches request #2")
     with pytest.raises(ReplayMiss):
         raise_for(RunOutcome(), miss, answered=True)
+
+
+HOOKED_AGENT = '''
+import os
+
+import pytest
+from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
+
+from pytest_controlplane import ClaudeAgent
+
+
+async def guard(input_data, tool_use_id, context):
+    if os.environ.get("BREAK_THE_HOOK"):
+        input_data["tool_input"]["no_such_key"]  # a slip in the user's hook: KeyError, and nothing decided
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                   "permissionDecisionReason": "notes are read-only"}}
+
+
+@pytest.fixture
+def agent():
+    return ClaudeAgent(lambda workspace: ClaudeAgentOptions(
+        permission_mode="acceptEdits", hooks={"PreToolUse": [HookMatcher(matcher="Write", hooks=[guard])]}))
+
+
+def test_note(agent_session):
+    agent_session.run("Write the note.")
+    assert not (agent_session.workspace / "note.md").exists()
+'''
+
+HOOKED_MODEL = '''
+from pytest_controlplane import ScriptedModel, text, tool_use
+
+MODEL = ScriptedModel(lambda request: text("Written.") if request.tool_results else
+                      tool_use("Write", {"file_path": "note.md", "content": "hi"}))
+'''
+
+
+@pytest.mark.slow
+def test_a_hook_that_raises_in_replay_is_reported_as_itself(pytester, monkeypatch):
+    """Replay of a ClaudeAgent whose guard now raises before it denies: the write runs, so the run's next request
+    differs from the recording and misses the cassette; the hook's own error is what the test reports, the miss
+    after it.  The twin: the hook as recorded replays and passes."""
+    pytester.makepyfile(test_hooked=HOOKED_AGENT, model=HOOKED_MODEL)
+    pytester.runpytest("--agent-mode=record", "--agent-script", "model.py:MODEL").assert_outcomes(passed=1)
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    monkeypatch.setenv("BREAK_THE_HOOK", "1")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["E   *AgentError: A control-plane callback raised during the run (the SDK swallows "
+                                 "these): *KeyError: 'no_such_key'*"])
+    result.stdout.fnmatch_lines(["E   *What followed, most likely because of it: ReplayMiss: *"])
