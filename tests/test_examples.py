@@ -115,11 +115,10 @@ def test_claude_guard_against_cassettes_of_another_cli_version(pytester):
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*CassetteVersionMismatch: Cassette *test_ordinary_note_is_written.yaml was recorded "
                                  "with Claude Code CLI 2.1.300, but this run uses CLI 2.1.332; its prompts differ*",
-                                 "*Re-record it: pytest --agent-mode=record --agent-script FILE.py:NAME 'examples/"
-                                 "claude_guard/test_guard.py::test_ordinary_note_is_written', FILE.py:NAME naming the "
-                                 "scripted model it was recorded from (its metadata does not say which) — or pin, in "
-                                 "your project's test dependencies, the claude-agent-sdk release that bundles CLI "
-                                 "2.1.300*"])
+                                 "*Re-record it: pytest --agent-mode=record --agent-script examples/claude_guard/"
+                                 "model_script.py:MODEL 'examples/claude_guard/test_guard.py::"
+                                 "test_ordinary_note_is_written' — or pin, in your project's test dependencies, the "
+                                 "claude-agent-sdk release that bundles CLI 2.1.300*"])
     assert cassette.read_bytes() == before
 
 
