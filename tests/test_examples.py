@@ -117,8 +117,9 @@ def test_claude_guard_against_cassettes_of_another_cli_version(pytester):
                                  "with Claude Code CLI 2.1.300, but this run uses CLI 2.1.332; its prompts differ*",
                                  "*Re-record it: pytest --agent-mode=record --agent-script examples/claude_guard/"
                                  "model_script.py:MODEL 'examples/claude_guard/test_guard.py::"
-                                 "test_ordinary_note_is_written' — or pin, in your project's test dependencies, the "
-                                 "claude-agent-sdk release that bundles CLI 2.1.300*"])
+                                 "test_ordinary_note_is_written' — or, to replay it as it is, pin "
+                                 "claude-agent-sdk==0.2.167 (pip install 'claude-agent-sdk==0.2.167': it bundles CLI "
+                                 "2.1.300), or run that CLI: --agent-cli 2.1.300 (controlplane cli install 2.1.300)."])
     assert cassette.read_bytes() == before
 
 

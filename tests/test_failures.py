@@ -198,9 +198,9 @@ def test_cassette_from_another_cli_version_fails_clearly(pytester, record, monke
     result.stdout.fnmatch_lines([
         "*CassetteVersionMismatch: Cassette *test_ask.yaml was recorded with Claude Code CLI 2.1.332, but this run "
         "uses CLI 2.1.400; its prompts differ, so its requests cannot match.",
-        "*Re-record it: pytest --agent-mode=record --agent-script model.py:MODEL 'test_ask.py::test_ask' — or pin, "
-        "in your project's test "
-        "dependencies, the claude-agent-sdk release that bundles CLI 2.1.332*",
+        "*Re-record it: pytest --agent-mode=record --agent-script model.py:MODEL 'test_ask.py::test_ask' — or, to "
+        "replay it as it is, pin claude-agent-sdk==0.2.189 (pip install 'claude-agent-sdk==0.2.189': it bundles CLI "
+        "2.1.332), or run that CLI: --agent-cli 2.1.332 (controlplane cli install 2.1.332).",
     ])
     assert "dev extra" not in result.stdout.str()
     monkeypatch.setenv("AGENT_UA", "claude-cli/2.1.332 (external, sdk-py)")

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from ..cassette import malformed, scrub
 from ..cassette.store import METADATA_KEY, Cassette, Interaction
+from ..cli_facts import pin_advice
 from ..errors import (
     CassetteNotFound,
     CassetteVersionMismatch,
@@ -149,9 +150,7 @@ class CassetteBackend:
                 f"Cassette {self.cassette.path} was recorded with Claude Code CLI {recorded}, but this run "
                 f"uses CLI {running}; its prompts differ, so its requests cannot match.",
                 path=self.cassette.path,
-                hint=f"Re-record it: {self.record_command} — or pin, in your project's test dependencies, the "
-                f"claude-agent-sdk release that bundles CLI {recorded} (pip install 'claude-agent-sdk==...'; "
-                "its claude_agent_sdk/_cli_version.py names the CLI it bundles).",
+                hint=f"Re-record it: {self.record_command} — or, to replay it as it is, {pin_advice(recorded)}.",
             )
         body = self.templater.template_body(request.body)
         return self.cassette.find(request.method, request.route, body)
