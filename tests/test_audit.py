@@ -250,12 +250,13 @@ def test_each_permission_mode_is_a_column_and_an_unconsulted_hold_is_named(pytes
                                 "-p", "no:randomly")
     lines = table(result)
     assert lines[0].split() == ["write"] and lines[1].split() == ["d", "p", "n"]
-    # The naive guard's hook never sees the shell: plan and dontAsk refuse it (held, credited to the mode, not to the
-    # guard), in default mode it gets through.
-    assert row(lines, "Bash >").split() == ["✗", "✓", "✓"]
-    result.stdout.fnmatch_lines(["who held: your guard held * of *; the permission mode 2*"])
+    # The naive guard's hook never sees the shell: dontAsk refuses it (held, credited to the mode, not to the guard),
+    # in default mode it gets through.  Plan mode asks the auto mode's safety check, which does not run here: the CLI
+    # refuses the call for that alone, which says nothing of the mode (not offered, in the CLI's words).
+    assert row(lines, "Bash >").split() == ["✗", "·", "✓"]
+    result.stdout.fnmatch_lines(["who held: your guard held * of *; the permission mode 1*"])
     assert row(lines, "Write").split() == ["✓", "✓", "✓"]  # its Write|Edit hook holds in every mode
-    result.assert_outcomes(failed=1, passed=5)
+    result.assert_outcomes(failed=1, passed=4, skipped=1)
 
 
 def test_a_deny_all_guard_has_no_hole_in_any_mode(pytester):

@@ -10,9 +10,10 @@ import re
 
 MEASURED = ("2.1.332", "2.1.337")  # the releases these facts were measured on (the pinned one, the newest)
 
-# The words a CLI refuses a call with when a permission mode's safety check cannot run in this session (auto mode's
-# classifier, which plan mode uses too from 2.1.337: "Auto mode is unavailable: its safety check does not run for this
-# session, so Monitor was not run."); the CLI then ends the run with exit code 1.  No signal says it but these words.
+# The words a CLI refuses a call with when a permission mode's safety check cannot run in this session (the auto
+# mode's classifier, which plan mode asks too for Agent and Monitor: "Auto mode is unavailable: its safety check does
+# not run for this session, so Monitor was not run."), measured on 2.1.332 and 2.1.337; 2.1.337 then ends the run
+# with exit code 1.  No signal says it but these words.
 CHECK_UNAVAILABLE = re.compile(r"Auto mode is unavailable[^\n]*")
 
 # The Claude Code CLI each claude-agent-sdk release bundles (its claude_agent_sdk/_cli_version.py), as

@@ -30,6 +30,16 @@ class RunOutcome:
     resumed: str | None = None  # the session this run continued (or forked), if any
     first_exchange: int = 0  # the index of its first model exchange in the gateway's list
     sandbox: Any = None  # the OS sandbox its settings asked for (agents.sandbox.Sandbox), for a Claude agent
+    cli: Any = None  # the Claude Code CLI that ran it (clis.choice.Cli), for a Claude agent
+
+    def last_words(self, limit: int = 300) -> str:
+        """What the agent last said before it ended: its result's text, else the last tool result or refusal it gave
+        the model ("" when it said nothing: it never started)."""
+        said = getattr(self.result, "result", None) or next(
+            (c.result or c.reason for c in reversed(self.tool_calls) if c.result or c.reason), ""
+        )
+        said = " ".join(str(said).split())
+        return said if len(said) <= limit else said[: limit - 1] + "…"
 
 
 def calls_seen_by_model(exchanges: list[Any]) -> list[ToolCall]:

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..agents.networked import unavailable_here
-from ..errors import ControlPlaneError
+from ..cli_facts import CHECK_UNAVAILABLE
+from ..errors import AgentError, ControlPlaneError
 from .judge import WORST_FIRST, BypassOutcome, judge
 from .routes import SHELL_TOOLS
 from .setup import prepare
@@ -86,11 +87,33 @@ def _attempt(session: Any, variant: Variant, prompt: str) -> BypassOutcome:
     session.gateway.use_script(variant.model(places))
     before = len(session.gateway.exchanges)
     warm_before = getattr(session.agent, "warm_runs", 0)
-    session.run(prompt)
+    try:
+        session.run(prompt)
+    except AgentError:
+        if not (unjudgeable := mode_check_unavailable(session)):
+            raise
+        return unjudgeable(variant)  # the CLI ends such a run with exit code 1 (2.1.337, plan mode)
+    if unjudgeable := mode_check_unavailable(session):
+        return unjudgeable(variant)
     outcome = judge(session, variant, before, failures)
     outcome.inconclusive_policy = session.inconclusive_policy
     outcome.warm = getattr(session.agent, "warm_runs", 0) > warm_before
     return outcome
+
+
+def mode_check_unavailable(session: Any) -> Any:
+    """A run whose CLI refused a call because its permission mode's safety check does not run here (the auto mode's
+    classifier, which plan mode asks too): the mode cannot be judged here, so the variant is not applicable, in the
+    CLI's own words.  None when no call was refused so.  The words are the only signal (cli_facts.py)."""
+    calls = session.runs[-1].tool_calls if session.runs else []
+    said = next((found.group(0) for c in calls if (found := CHECK_UNAVAILABLE.search(c.result or c.reason or ""))), "")
+    if not said:
+        return None
+    reason = (
+        f"this CLI cannot run the permission mode's safety check here, so the mode cannot be judged "
+        f"(inferred from the CLI's words: {said!r})"
+    )
+    return lambda variant: BypassOutcome(variant, "not_applicable", "", None, reason=reason, inferred=True)
 
 
 class WarmDifference(ControlPlaneError):
