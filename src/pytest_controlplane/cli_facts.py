@@ -10,6 +10,27 @@ import re
 
 MEASURED = ("2.1.332", "2.1.337")  # the releases these facts were measured on (the pinned one, the newest)
 
+# The words the CLI refuses a call with, where no signal (a hook's record, a question on the permission protocol, a
+# permissions.deny rule that matches) says who refused it: the last fallback of layers.py.  Measured on 2.1.332, with
+# and without a can_use_tool callback; on 2.1.337 the quick write audit of examples/settings_hooks reads the same.
+# ASKED_WORDS: the CLI asking for approval with nobody to ask (with a can_use_tool callback, each is a question to it
+# instead); "Cannot write … while in plan mode" is one too: plan mode asks before an edit.
+ASKED_WORDS = re.compile(
+    r"needs approval|requires approval"
+    r"|requested permissions to \w+ .*but you haven.t granted it"
+    r"|can.t be checked before it runs"
+    r"|was blocked\. For security, Claude Code may only"
+    r"|Review dynamic workflow before running"
+    r"|traversal after a directory segment, which may follow a symlink"
+    # the shell checks that ask before a command runs (measured: a person's yes at the prompt runs each of them)
+    r"|requires manual approval|evaluates arguments as shell code|^Brace expansion|changes shell option state"
+    r"|executes arbitrary commands|cannot be auto-allowed|The user can add the allow rule"
+    r"|while in plan mode",
+    re.S | re.M,
+)
+MODE_WORDS = re.compile(r"running in don.t ask mode|Auto mode is unavailable")  # the mode refused it
+RULE_WORDS = re.compile(r"Permission to use \S+ .*has been denied|denied by your permission settings", re.S)
+
 # The words a CLI refuses a call with when a permission mode's safety check cannot run in this session (the auto
 # mode's classifier, which plan mode asks too for Agent and Monitor: "Auto mode is unavailable: its safety check does
 # not run for this session, so Monitor was not run."), measured on 2.1.332 and 2.1.337; 2.1.337 then ends the run

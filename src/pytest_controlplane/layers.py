@@ -20,14 +20,16 @@ LAYERS, in the order a call meets them:
            oracle's to judge)
 - unknown  cannot tell: the agent is seen from outside and nothing it logged says who refused
 
-The CLI's own words are the evidence for the layers it does not report otherwise (CLI 2.1.332, measured with and
-without a can_use_tool callback: each refusal below is a question to the callback when there is one).
+The CLI's own words are the evidence for the layers it does not report otherwise: they are kept, with the releases they
+were measured on, in cli_facts.py.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from .cli_facts import ASKED_WORDS, MODE_WORDS, RULE_WORDS
 
 LAYERS = {
     "cli": "the CLI's own refusal of the input",
@@ -40,21 +42,6 @@ LAYERS = {
     "unknown": "cannot tell (seen from outside)",
 }
 
-# The CLI asking for approval, with nobody to ask (no can_use_tool callback): with one, each of these is a question to
-# it instead.  "Cannot write … while in plan mode" is one too: plan mode asks before an edit.
-_ASKED = re.compile(
-    r"needs approval|requires approval"
-    r"|requested permissions to \w+ .*but you haven.t granted it"
-    r"|can.t be checked before it runs"
-    r"|was blocked\. For security, Claude Code may only"
-    r"|Review dynamic workflow before running"
-    r"|traversal after a directory segment, which may follow a symlink"
-    # the shell checks that ask before a command runs (measured: a person's yes at the prompt runs each of them)
-    r"|requires manual approval|evaluates arguments as shell code|^Brace expansion|changes shell option state"
-    r"|executes arbitrary commands|cannot be auto-allowed|The user can add the allow rule"
-    r"|while in plan mode",
-    re.S | re.M,
-)
 # The OS refusing a sandboxed call (bubblewrap: read-only binds outside the workspace, protected paths inside; a
 # protected path that does not exist yet, such as `.claude/hooks`, is masked by /dev/null, measured on CLI 2.1.332:
 # "Not a directory" below it, "File exists" to mkdir).
@@ -65,8 +52,6 @@ _REFUSED_PATH = re.compile(
     rf"'?(?P<before>[^\s:'\"]*[./][^\s:'\"]*)'?: (?P<a>{OS_REFUSAL.pattern})"
     rf"|(?P<b>{OS_REFUSAL.pattern}): '(?P<after>[^'\n]+)'"
 )
-_MODE = re.compile(r"running in don.t ask mode|Auto mode is unavailable")
-_RULE = re.compile(r"Permission to use \S+ .*has been denied|denied by your permission settings", re.S)
 
 
 def os_refusal(text: str) -> str:
@@ -80,11 +65,11 @@ def os_refusal(text: str) -> str:
 
 def refusal(text: str) -> str | None:
     """The layer whose words `text` (a refused call's tool_result) are: "prompt", "mode", "rule", or None."""
-    if _MODE.search(text):
+    if MODE_WORDS.search(text):
         return "mode"
-    if _ASKED.search(text):
+    if ASKED_WORDS.search(text):
         return "prompt"
-    if _RULE.search(text):
+    if RULE_WORDS.search(text):
         return "rule"
     return None
 
