@@ -12,7 +12,14 @@ from pathlib import Path
 import claude_agent_sdk._cli_version as bundled
 import pytest
 
-from pytest_controlplane.cli_facts import BUNDLED_BY_SDK, pin_advice, sdk_bundling, version_key
+from pytest_controlplane.cli_facts import (
+    BUNDLED_BY_SDK,
+    MEASURED,
+    outside_measured,
+    pin_advice,
+    sdk_bundling,
+    version_key,
+)
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 CONTROLPLANE = [sys.executable, "-m", "pytest_controlplane.cli"]
@@ -32,6 +39,13 @@ def test_a_cli_no_sdk_bundles_is_said_as_such():
     assert sdk_bundling("2.1.9999") is None
     assert pin_advice("2.1.9999").startswith("no claude-agent-sdk release is known to bundle CLI 2.1.9999, or run")
     assert version_key("2.1.99") < version_key("2.1.332") < version_key("2.2.0")
+
+
+def test_a_release_the_facts_were_not_measured_on_is_said_to_be_so():
+    assert outside_measured("2.1.300").startswith("Claude Code CLI 2.1.300 is not a release these facts were "
+                                                  "measured on (2.1.332, 2.1.337): a layer credited from the CLI's")
+    assert all(outside_measured(release) is None for release in MEASURED)
+    assert bundled.__cli_version__ in MEASURED  # the pinned CLI is always measured
 
 
 @pytest.mark.slow

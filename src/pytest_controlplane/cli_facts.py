@@ -139,6 +139,18 @@ def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) if part.isdigit() else 0 for part in version.split("."))
 
 
+def outside_measured(version: str) -> str | None:
+    """What may be off with a CLI release none of these facts were measured on (None for a measured one)."""
+    if version in MEASURED:
+        return None
+    return (
+        f"Claude Code CLI {version} is not a release these facts were measured on ({', '.join(MEASURED)}): a layer "
+        "credited from the CLI's words, the permission modes it offers, the files it writes of its own and its "
+        "sandbox's behaviour may be off. Verdicts read from signals (hook records, the permission protocol, the "
+        "effects on the files) hold on any release."
+    )
+
+
 def sdk_bundling(cli_version: str) -> str | None:
     """The newest claude-agent-sdk release known to bundle `cli_version` (None: none known)."""
     found = [sdk for sdk, cli in BUNDLED_BY_SDK.items() if cli == cli_version]
