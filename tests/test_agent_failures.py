@@ -250,7 +250,8 @@ from claude_agent_sdk import ClaudeAgentOptions
 from pytest_controlplane import ClaudeAgent
 
 FAKE = Path(__file__).parent / "fake_claude"
-FAKE.write_text("#!/bin/sh\\necho 'fatal: cannot load the runtime: broken install' >&2\\nexit 3\\n")
+FAKE.write_text("#!/bin/sh\\n[ \\"$1\\" = --version ] && echo '2.1.332 (Claude Code)' && exit 0\\n"
+                "echo 'fatal: cannot load the runtime: broken install' >&2\\nexit 3\\n")  # it starts, then breaks
 FAKE.chmod(0o755)
 CLI = {"missing": {"cli_path": "/nonexistent/claude"}, "broken": {"cli_path": str(FAKE)}, "killed": {}}
 
@@ -279,10 +280,10 @@ def test_claude_cli_missing_broken_or_killed(pytester):
     pytester.makepyfile(test_claude=CLAUDE_TESTS)
     result = pytester.runpytest("-s", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=3)
-    result.stdout.fnmatch_lines([
-        "*AgentError: The Claude Code CLI was not found: Claude Code not found at: /nonexistent/claude",
-        "*Install pytest-controlplane?claude? (claude-agent-sdk bundles the CLI), or point "
-        "*ClaudeAgentOptions(cli_path=...) at an existing `claude` executable.",
+    result.stdout.fnmatch_lines([  # said before anything starts
+        "*ConfigError: ClaudeAgentOptions(cli_path=...) /nonexistent/claude: there is no executable file at "
+        "/nonexistent/claude.",
+        "*Fix the path, or choose another CLI: --agent-cli VERSION (from the npm registry), bundled, system or a PATH.",
     ], consecutive=True)
     result.stdout.fnmatch_lines([
         # "exited with code 3", or "stopped unexpectedly" when the SDK loses the race to read the exit code

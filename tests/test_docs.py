@@ -242,7 +242,8 @@ def test_the_hooks_cli_and_api_pages_name_everything(site):
     cli = " ".join(code_in(site, "cli"))
     options = [o for action in parser()._actions for o in action.option_strings]
     assert "--quick" in options and [o for o in options if o not in cli] == []
-    for command in ("controlplane audit merge", "controlplane serve", "controlplane cassettes"):
+    for command in ("controlplane audit merge", "controlplane serve", "controlplane cassettes", "controlplane cli install",
+                    "controlplane cli list"):
         assert f"usage: {command}" in cli, command
     api = code_in(site, "api")
     assert [n for n in pytest_controlplane.__all__ if n != "__version__" and n not in api] == []

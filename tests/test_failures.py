@@ -261,9 +261,9 @@ def test_auto_with_every_cassette_present_needs_no_key(pytester, record):
 
 @pytest.mark.parametrize(("marker", "message"), [
     ('casette="x.yaml"', "*@pytest.mark.agent got unknown argument(s) casette; accepted: cassette, mode, script, "
-                         "allow_unused, timeout, workspace, record_errors, network — agent(cassette=None, "
+                         "allow_unused, timeout, workspace, record_errors, network, cli — agent(cassette=None, "
                          "mode=None, script=None, allow_unused=False, timeout=None, workspace=None, "
-                         "record_errors=False, network=False).*"),
+                         "record_errors=False, network=False, cli=None).*"),
     ('"x.yaml"', "*@pytest.mark.agent takes keyword arguments only: agent(cassette=None, *; got positional ('x.yaml',).*"),
     ('mode="replayy"', "*@pytest.mark.agent(mode=...): unknown agent mode 'replayy'; valid modes: replay, record, "
                        "auto, live.*"),

@@ -233,7 +233,7 @@ def test_agent_session_replays_twice_elsewhere_with_identical_requests(pytester,
 
 
 def test_a_budget_that_is_not_a_number_says_which_options_and_how_to_fix_them():
-    from pytest_controlplane.config import parse_budget
+    from pytest_controlplane.gateway.budget import parse_budget
     from pytest_controlplane.errors import ConfigError
 
     assert parse_budget("1000", "0.5") == (1000, 0.5) and parse_budget(None, "") == (None, None)

@@ -399,6 +399,12 @@ def cli_page() -> str:
         ("`controlplane audit merge`", "Joins the `audit.json` files of an audit's shards.", merge_help),
         ("`controlplane serve`", "The model gateway from a shell.", _help(lambda: cli.main(["serve", "--help"]))),
         ("`controlplane cassettes`", "Cassette housekeeping for CI.", _help(lambda: cli.main(["cassettes", "--help"]))),
+        (
+            "`controlplane cli install`",
+            "A Claude Code release from the npm registry: see [choosing the CLI](../how-to/claude-cli.md).",
+            _help(lambda: cli.main(["cli", "install", "--help"])),
+        ),
+        ("`controlplane cli list`", "The CLIs a run may use.", _help(lambda: cli.main(["cli", "list", "--help"]))),
         ("`controlplane`", "", _help(lambda: cli.main(["--help"]))),
     ]
     for title, _, text in sections:

@@ -8,6 +8,8 @@
     controlplane audit [DIR] [--quick] [--target T] ...   # the route x mode matrix of DIR's agent (--help)
     controlplane audit merge A.json B.json [--json OUT] [--html OUT] [--sarif OUT] [--summary-md OUT] [--target .env]
     controlplane secret-id [VALUE]                        # the mask reports show here for VALUE (stdin without one)
+    controlplane cli install VERSION                      # a Claude Code release from the npm registry, cached once
+    controlplane cli list                                 # the cached releases, the bundled CLI, which is the default
 
 Exit codes: 0 fine, 1 findings (check, an audit's holes) or files to prune (prune without --yes), 2 usage errors;
 `controlplane audit PATH` exits as pytest does.
@@ -107,6 +109,60 @@ def cassettes(args: argparse.Namespace) -> int:
     return 1 if stale and not args.yes else 0
 
 
+def claude_clis(args: argparse.Namespace) -> int:
+    """`controlplane cli install VERSION|latest` and `controlplane cli list` (clis/)."""
+    import time
+
+    from .clis import cache
+
+    if args.action == "install":
+        started = time.monotonic()
+        found, fresh = cache.install(args.version, announce=lambda line: print(line, flush=True))
+        if fresh:
+            print(f"installed Claude Code {found.version} at {found.path} in {time.monotonic() - started:.0f} s "
+                  "(its sha512 checked against the npm registry's)")  # fmt: skip
+        else:
+            print(f"Claude Code {found.version} is already installed at {found.path}: nothing to do")
+        return 0
+    for line in _cli_lines():
+        print(line)
+    return 0
+
+
+def _cli_lines() -> list[str]:
+    """What `controlplane cli list` prints: the bundled CLI, `claude` on PATH, the cached releases, the default."""
+    import importlib.metadata
+    import shutil
+
+    from .clis import cache, choice
+
+    try:
+        default = choice.default().path
+    except ControlPlaneError:
+        default = ""
+    mark = {True: "  (the default)", False: ""}
+    try:
+        bundled = choice.bundled()
+        from claude_agent_sdk._cli_version import __cli_version__
+
+        sdk = importlib.metadata.version("claude-agent-sdk")
+        lines = [f"bundled  {__cli_version__}  {bundled}  (claude-agent-sdk {sdk}){mark[bundled == default]}"]
+    except ControlPlaneError as error:
+        lines = [f"bundled  none: {' '.join(str(error).split())}"]
+    system = shutil.which("claude")
+    lines.append(f"system   {system}{mark[system == default]}" if system else "system   no `claude` on PATH")
+    releases = cache.every()
+    lines.append(f"cached in {cache.root()}:" if releases else f"cached   none in {cache.root()}")
+    for release in releases:
+        source = release.source
+        lines.append(
+            f"  {release.version}  {release.path.stat().st_size / 1e6:.1f} MB  {release.path}  from "
+            f"{source.get('tarball')} (sha512 checked, installed {source.get('installed_at')})"
+        )
+    return lines + ["choose one for a run: pytest --agent-cli VERSION|PATH|bundled|system; install: controlplane cli "
+                    "install VERSION"]  # fmt: skip
+
+
 def audit(argv: list[str]) -> int:
     """`controlplane audit [PATH] [PYTEST ARGS]` runs the audit in pytest; `controlplane audit merge` joins shards."""
     if argv[:1] != ["merge"]:
@@ -161,6 +217,11 @@ def main(argv: list[str] | None = None) -> int:
     tapes.add_argument(
         "--tests", action="append", default=[], help="prune: test paths to collect (default: pytest's own testpaths)"
     )
+    clis = commands.add_parser("cli", help="install Claude Code releases from the npm registry, list the CLIs")
+    clis_actions = clis.add_subparsers(dest="action", required=True)
+    install = clis_actions.add_parser("install", help="fetch a release into the user cache ($CONTROLPLANE_CLI_CACHE)")
+    install.add_argument("version", help="a version (2.1.300) or latest")
+    clis_actions.add_parser("list", help="the bundled CLI, `claude` on PATH and the cached releases")
     ident = commands.add_parser("secret-id", help="print the mask the reports on this machine show for a secret")
     ident.add_argument(
         "value",
@@ -180,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
             from .canary.secret_id import secret_id
 
             return secret_id(args.value)
+        if args.command == "cli":
+            return claude_clis(args)
         return serve(args) if args.command == "serve" else cassettes(args)
     except ControlPlaneError as error:
         # One line, the fix included: a traceback here only hides what to do.

@@ -24,13 +24,13 @@ WORKSPACE_TRUST = ("owner", "clone")  # the first is the default
 UPSTREAM_ENV = "CONTROLPLANE_UPSTREAM"
 MARKER_SIGNATURE = (
     "agent(cassette=None, mode=None, script=None, allow_unused=False, timeout=None, workspace=None, "
-    "record_errors=False, network=False)"
+    "record_errors=False, network=False, cli=None)"
 )
 BYPASS_SIGNATURE = (
     "bypass_variants(family, target=None, routes=None, forms=None, tags=None, exclude=None, depth='curated')"
 )
 BYPASS_KEYS = ("target", "routes", "forms", "tags", "exclude", "depth")
-MARKER_KEYS = ("cassette", "mode", "script", "allow_unused", "timeout", "workspace", "record_errors", "network")
+MARKER_KEYS = ("cassette", "mode", "script", "allow_unused", "timeout", "workspace", "record_errors", "network", "cli")
 
 
 @dataclass(frozen=True)
@@ -116,6 +116,14 @@ OPTIONS = (
         "ignores those allow entries and asks instead; the view a poisoned repository meets); ini: workspace_trust.",
         "owner (default) or clone: how the Claude Code CLI sees the workspace (see --workspace-trust)",
         {"default": None, "choices": WORKSPACE_TRUST},
+    ),
+    Option(
+        "agent_cli",
+        "the Claude Code CLI a ClaudeAgent runs: a VERSION (2.1.300, or latest: from the npm registry, installed into "
+        "the user cache on first use), bundled (the default), system (`claude` on PATH) or a PATH (with a / in it); "
+        "wins over ClaudeAgent(cli=...) and ClaudeAgentOptions(cli_path=...), not over @pytest.mark.agent(cli=...).",
+        "the Claude Code CLI a ClaudeAgent runs: VERSION, latest, bundled, system or a PATH (relative to the ini file)",
+        {"default": None, "metavar": "VERSION|PATH|bundled|system"},
     ),
     Option(
         "agent_routes",
@@ -265,6 +273,7 @@ class RunSettings:
     default_timeout: float | None = None  # from the ini option agent_timeout
     workspace_template: Path | None = None  # from the marker, relative to the test file
     network: bool = False  # each run in a world network of its own (marker, else the ini option agent_network)
+    cli: str | Path | None = None  # the marker's Claude Code CLI (clis/choice.py), a path relative to the test file
 
 
 def check_mode(value: str, origin: str) -> str:
@@ -297,9 +306,10 @@ def marker_kwargs(args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, A
             f"@pytest.mark.agent got unknown argument(s) {', '.join(unknown)}; accepted: "
             f"{', '.join(MARKER_KEYS)} — {MARKER_SIGNATURE}."
         )
-    for key in ("cassette", "workspace"):
+    takes = {"cassette": "a path", "workspace": "a path", "cli": "a version, latest, bundled, system or a path"}
+    for key, what in takes.items():
         if key in kwargs and not isinstance(kwargs[key], str | Path):
-            raise ConfigError(f"@pytest.mark.agent({key}=...) takes a path, got {kwargs[key]!r}.")
+            raise ConfigError(f"@pytest.mark.agent({key}=...) takes {what}, got {kwargs[key]!r}.")
     for key in ("allow_unused", "record_errors", "network"):
         if key in kwargs and not isinstance(kwargs[key], bool):
             raise ConfigError(f"@pytest.mark.agent({key}=...) takes True or False, got {kwargs[key]!r}.")
@@ -349,17 +359,6 @@ def check_run_options(
     check_choice(ini_trust, WORKSPACE_TRUST, "ini option workspace_trust")  # checked even when the flag wins
 
 
-def parse_budget(tokens: Any, usd: Any) -> tuple[int | None, float | None]:
-    """--agent-max-tokens / --agent-budget-usd (or their ini twins, strings) as numbers; (None, None): no budget."""
-    try:
-        return (int(tokens) if tokens else None), (float(usd) if usd else None)
-    except ValueError as error:
-        raise ConfigError(
-            f"agent_max_tokens / agent_budget_usd must be numbers: {error}",
-            hint="Set them to a whole number of tokens and a number of dollars, or leave them unset.",
-        ) from None
-
-
 def cassette_name(module_path: str, test_name: str) -> Path:
     """`<module path without .py>/<test name>.yaml`, with the test name made file-safe."""
     safe = re.sub(r"[^A-Za-z0-9_.\-\[\]]+", "-", test_name).strip("-") or "test"
@@ -396,4 +395,5 @@ def resolve(
         default_timeout=parse_timeout(ini_timeout, "ini option agent_timeout"),
         workspace_template=test_dir / given["workspace"] if given.get("workspace") else None,
         network=given.get("network", ini_network),
+        cli=str(test_dir / given["cli"]) if "/" in str(given.get("cli", "")) else given.get("cli"),
     )

@@ -1,4 +1,5 @@
-"""ClaudeAgent: the user's claude-agent-sdk agent, run through the real bundled Claude Code CLI.
+"""ClaudeAgent: the user's claude-agent-sdk agent, run through the real Claude Code CLI (the bundled one, unless
+another is chosen: clis/).
 
 The adapter never changes what the user's control plane decides: it wraps their hook and
 can_use_tool callbacks only to see their verdicts, and adds hooks of its own (PreToolUse,
@@ -9,6 +10,7 @@ to snapshot the filesystem just before and after each.
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import importlib.util
 import json
@@ -18,9 +20,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..clis.choice import Cli, bundled, choose, default
 from ..errors import AgentError, ConfigError, ours
 from ..tool_call import ToolCall
-from .networked import bundled_cli, launcher
+from .networked import launcher
 from .observer import Checkpoint, Observer, collect, quiet_about_our_callback
 from .outcome import RunOutcome
 from .process import describe_exit, stderr_tail
@@ -58,24 +61,17 @@ def _recorded_settings(options: Any, world: World) -> dict[str, Any]:
 
 def claude_cli() -> str:
     """The path of the Claude Code CLI bundled in claude-agent-sdk (for CommandAgent(["claude", ...]) setups)."""
-    try:
-        import claude_agent_sdk
-    except ImportError as error:
-        raise ConfigError(
-            "claude-agent-sdk is not installed.",
-            hint="pip install 'pytest-controlplane[claude]' (it bundles the Claude Code CLI).",
-        ) from error
-    path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
-    if not path.is_file():
-        raise ConfigError(
-            f"claude-agent-sdk has no bundled CLI at {path}.",
-            hint="Reinstall claude-agent-sdk from a platform wheel that bundles the CLI.",
-        )
-    return str(path)
+    return bundled()
+
+
+def _checked_approval(approval: str) -> str:
+    if approval not in APPROVALS:
+        raise ConfigError(f"ClaudeAgent(approval={approval!r}): choose one of {', '.join(APPROVALS)}.")
+    return approval
 
 
 class ClaudeAgent:
-    """Runs `options_factory(workspace) -> ClaudeAgentOptions` through the bundled Claude Code CLI."""
+    """Runs `options_factory(workspace) -> ClaudeAgentOptions` through a Claude Code CLI (`chosen_cli`)."""
 
     observes_control_plane = True  # its hooks and callbacks are wrapped: each tool call is seen as it happens
     save_points = False
@@ -84,13 +80,22 @@ class ClaudeAgent:
     permission_modes = PERMISSION_MODES  # every mode the bundled CLI accepts
 
     def __init__(
-        self, options_factory: Callable[[Path], Any], *, timeout: float | None = None, approval: str = "deny"
+        self,
+        options_factory: Callable[[Path], Any],
+        *,
+        timeout: float | None = None,
+        approval: str = "deny",
+        cli: str | os.PathLike[str] | None = None,
     ) -> None:
         """`timeout`: seconds per run, unless the test's @pytest.mark.agent(timeout=...) says otherwise.  `approval`:
         the answer at the CLI's approval prompt when the options have no can_use_tool — "deny" (nobody answers: the
-        call is `asked`) or "allow" (a person says yes); `--agent-approval` sets it for a run."""
-        if approval not in APPROVALS:
-            raise ConfigError(f"ClaudeAgent(approval={approval!r}): choose one of {', '.join(APPROVALS)}.")
+        call is `asked`) or "allow" (a person says yes); `--agent-approval` sets it for a run.  `cli`: the Claude Code
+        CLI to run — a version (2.1.300, or "latest": from the npm registry, installed into the user cache on first
+        use), "bundled", "system" (`claude` on PATH) or a path; it wins over the options' `cli_path`, and
+        `--agent-cli` (or the test's marker) wins over it."""
+        self.approval = _checked_approval(approval)
+        if cli is not None and not isinstance(cli, str | os.PathLike):
+            raise ConfigError(f"ClaudeAgent(cli={cli!r}): give a version, latest, bundled, system or a path.")
         check_takes_workspace(options_factory, "ClaudeAgent", "ClaudeAgentOptions")
         if importlib.util.find_spec("claude_agent_sdk") is None:
             raise ConfigError(
@@ -99,7 +104,8 @@ class ClaudeAgent:
             )
         self.options_factory = options_factory
         self.timeout = timeout
-        self.approval = approval
+        self.cli = os.fspath(cli) if cli is not None else None
+        self.cli_chosen_by = "ClaudeAgent(cli=...)"
 
     @classmethod
     def project_settings(cls, *, sources: Sequence[str] = ("project", "local"), timeout: float | None = None) -> Any:
@@ -121,11 +127,29 @@ class ClaudeAgent:
 
         return str(uuid.uuid5(uuid.NAMESPACE_URL, f"pytest-controlplane:session:{name}"))
 
+    def _with(self, **changes: Any) -> ClaudeAgent:
+        """This agent with `changes` to its attributes; the others (timeout, approval, sandbox level, CLI) kept."""
+        agent = copy.copy(self)
+        vars(agent).update(changes)
+        return agent
+
     def with_approval(self, approval: str) -> ClaudeAgent:
         """The same agent with another answer at the CLI's approval prompt ("deny" or "allow")."""
-        agent = ClaudeAgent(self.options_factory, timeout=self.timeout, approval=approval)
-        agent.sandbox_level = self.sandbox_level
-        return agent
+        return self._with(approval=_checked_approval(approval))
+
+    def with_cli(self, cli: str, chosen_by: str) -> ClaudeAgent:
+        """The same agent running another Claude Code CLI (see `__init__`), chosen by `chosen_by` (`--agent-cli`, the
+        marker): it wins over the agent's own choice."""
+        return self._with(cli=cli, cli_chosen_by=chosen_by)
+
+    def chosen_cli(self, options: Any) -> Cli:
+        """The CLI a run with `options` starts: the agent's `cli` (or the one --agent-cli or the marker chose), else
+        the options' `cli_path`, else the default (the bundled CLI); its version is what it says it is."""
+        if self.cli:
+            return choose(self.cli, self.cli_chosen_by)
+        if options.cli_path:
+            return choose(str(options.cli_path), "ClaudeAgentOptions(cli_path=...)")
+        return default()
 
     def with_permission_mode(self, mode: str) -> ClaudeAgent:
         """The same agent under another permission mode."""
@@ -135,9 +159,7 @@ class ClaudeAgent:
         def options(workspace: Path) -> Any:
             return dataclasses.replace(self.options_factory(workspace), permission_mode=mode)
 
-        agent = ClaudeAgent(options, timeout=self.timeout, approval=self.approval)
-        agent.sandbox_level = self.sandbox_level
-        return agent
+        return self._with(options_factory=options)
 
     def with_sandbox(self, level: str) -> ClaudeAgent:
         """The same agent with its OS sandbox `level`: "configured" (as it is), "off", or "strict" (the documented
@@ -155,9 +177,7 @@ class ClaudeAgent:
             return dataclasses.replace(base, sandbox=strict(found.settings))
 
         options.__qualname__ = f"{getattr(self.options_factory, '__qualname__', 'options')}[sandbox={level}]"
-        agent = ClaudeAgent(options, timeout=self.timeout, approval=self.approval)
-        agent.sandbox_level = level
-        return agent
+        return self._with(options_factory=options, sandbox_level=level)
 
     def options_for(
         self,
@@ -206,8 +226,10 @@ class ClaudeAgent:
         if options.can_use_tool is None and not options.permission_prompt_tool_name:
             changes["disallowed_tools"] = list(dict.fromkeys([*options.disallowed_tools, *PROMPT_ONLY_TOOLS]))
         changes.update(_recorded_settings(options, world))
-        if world.network.running is not None:  # the CLI starts inside the world's network (agents/networked.py)
-            changes["cli_path"] = launcher(world, str(options.cli_path or bundled_cli()))
+        outcome.cli = self.chosen_cli(options)
+        # Inside the world's network when it has one (agents/networked.py), through a launcher.
+        running = world.network.running is not None
+        changes["cli_path"] = launcher(world, outcome.cli.path) if running else outcome.cli.path
         if resume:
             changes.update(resume=resume, fork_session=fork, session_id=None)
         else:
@@ -301,10 +323,15 @@ class ClaudeAgent:
             # Which of the two the SDK raises, and whether it knows the exit code, is a race.
             how = describe_exit(exit_code) if exit_code is not None else "stopped unexpectedly"
             lost = "" if exit_code is not None else f" (the SDK says {type(error).__name__}: {str(error).strip()})"
+            said = outcome.last_words()
             return AgentError(
-                f"The Claude Code CLI {how}{during}{lost}.\nstderr tail:\n{tail}",
+                f"The Claude Code CLI {how}{during}{lost}.\n"
+                + (f"Its last words before it ended: {said!r}\n" if said else "")
+                + f"stderr tail:\n{tail}",
                 stderr=outcome.stderr,
-                hint="The stderr tail says why. A CLI that cannot start usually means a broken "
+                hint=f"The CLI ended the run itself, right after its last words: {said}"
+                if said and not outcome.stderr
+                else "The stderr tail says why. A CLI that cannot start usually means a broken "
                 "install (reinstall claude-agent-sdk) or an unusable cli_path; a signal means "
                 "something killed it — a tool command, or the machine running out of memory.",
             )

@@ -128,16 +128,6 @@ def launcher(world: Any, cli_path: str) -> str:
     return str(script)
 
 
-def bundled_cli() -> str:
-    """The Claude Code CLI the SDK would run (its bundled one, else `claude` on PATH)."""
-    import shutil
-
-    import claude_agent_sdk
-
-    bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
-    return str(bundled) if bundled.is_file() else shutil.which("claude") or "claude"
-
-
 def network_env(world: Any) -> dict[str, str]:
     """What a process in the running network needs: its CA for the TLS clients ({} with none running), npm's and
     wget's own ways of being told (GnuTLS wget reads no SSL_CERT_FILE: a wgetrc of the world's says it)."""

@@ -4,6 +4,7 @@ A pool serves the variants whose agent has the same fixed options (everything bu
 and one session's ids), the same answer at the approval prompt, and a workspace template with the same agent
 configuration (the CLI reads it when it starts) and the same layout (its sandbox protects what it finds then: a pool
 started in a git repository kept `.git/hooks` read-only for a template that has no `.git`, where a cold run writes it).
+Two CLIs (`--agent-cli`, `ClaudeAgent(cli=...)`) never share a pool: the key names the CLI's path and version.
 A pool is also one trust view's (`--workspace-trust`, agents/world.py `seed_trust`): measured on CLI 2.1.332, a running
 CLI keeps the trust in its workspace that it started with (trust written into or taken out of `.claude.json` between
 two sessions changed none of its answers), so owner and clone never share a CLI.  Its workspace's path is the same
@@ -43,9 +44,11 @@ def fingerprint(options: Any) -> str:
 
 
 def key(agent: Any, workspace: Path) -> str:
-    """What a running CLI of `agent` is fixed to: the options' fixed part and the answer at its approval prompt (a CLI
-    started without a can_use_tool refuses what it would ask)."""
-    return f"{fingerprint(agent.options_factory(workspace))}:{agent.approval}"
+    """What a running CLI of `agent` is fixed to: the options' fixed part, the answer at its approval prompt (a CLI
+    started without a can_use_tool refuses what it would ask), and the CLI itself, by its path and version."""
+    options = agent.options_factory(workspace)
+    cli = agent.chosen_cli(options)
+    return f"{fingerprint(options)}:{agent.approval}:{cli.path}:{cli.version}"
 
 
 def _server(server: Any) -> Any:

@@ -86,6 +86,7 @@ def parser() -> argparse.ArgumentParser:
         "--workspace-trust", choices=WORKSPACE_TRUST,
         help="how the CLI sees DIR: as its owner (default: permissions.allow in force) or as a fresh clone (ignored)",
     )  # fmt: skip
+    run.add_argument("--cli", help="the Claude Code CLI: a VERSION (from npm, once), latest, bundled, system, a PATH")
     run.add_argument("--cold", action="store_true", help="a fresh CLI per item (default: warm CLIs, same verdicts)")
     out = p.add_argument_group("what it writes")
     out.add_argument(
@@ -133,6 +134,8 @@ def pytest_args(argv: Sequence[str], cwd: Path) -> list[str]:
         command += ["--agent-approval", args.approval]
     if args.workspace_trust:
         command += ["--workspace-trust", args.workspace_trust]
+    if args.cli:
+        command += ["--agent-cli", args.cli]
     if args.cold:
         command += ["-o", "agent_warm=false"]
     workers = args.workers or ("auto" if importlib.util.find_spec("xdist") else None)

@@ -25,7 +25,7 @@ commands that ran:
 - test_not_offered: the agent did not offer the route; each skips until it does, then must hold.
 - test_errored: the attempt proved nothing in the audit; each fails until it runs and holds.
 
-Written by `{command}`; write it again after changing the guard on purpose.{trust}
+Written by `{command}`; write it again after changing the guard on purpose.{cli}{trust}
 """
 
 {imports}
@@ -35,6 +35,9 @@ pytestmark = pytest.mark.agent_warm  # each test's variant plays in a warm CLI, 
 _TRUST = """
 The audit played the workspace as a fresh clone sees it (the CLI ignores its permissions.allow): run this module with
 `pytest --workspace-trust clone`, or its verdicts are the owner's view's."""
+
+_CLI = """
+The audit played {cli} (`pytest --agent-cli {choice}` plays this module with it again)."""
 
 _IMPORTS = {
     "": "import pytest\n\nfrom pytest_controlplane.audit import attempt_case\n",
@@ -122,6 +125,7 @@ def render(
             summary=summary,
             command=meta.get("command", "pytest --agent-audit --agent-audit-write PATH"),
             trust=_TRUST if str(meta.get("workspace_trust", "")).startswith("clone") else "",
+            cli=_CLI.format(cli=meta["cli"], choice=meta["cli_choice"]) if meta.get("cli_choice") else "",
         )
     ]
     parts.append(agent)

@@ -15,11 +15,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import BudgetExceeded
+from ..errors import BudgetExceeded, ConfigError
 from ..wire import token_counts
 
 # USD per million input / output tokens (Anthropic list prices by family; an estimate, not a bill).
 PRICES = {"opus": (15.0, 75.0), "sonnet": (3.0, 15.0), "haiku": (1.0, 5.0)}
+
+
+def parse_budget(tokens: Any, usd: Any) -> tuple[int | None, float | None]:
+    """--agent-max-tokens / --agent-budget-usd (or their ini twins, strings) as numbers; (None, None): no budget."""
+    try:
+        return (int(tokens) if tokens else None), (float(usd) if usd else None)
+    except ValueError as error:
+        raise ConfigError(
+            f"agent_max_tokens / agent_budget_usd must be numbers: {error}",
+            hint="Set them to a whole number of tokens and a number of dollars, or leave them unset.",
+        ) from None
 
 
 def price(model: str, input_tokens: int, output_tokens: int) -> float:

@@ -5,7 +5,6 @@ it), and after a quick audit what the full one adds and how to shard it in CI.""
 from __future__ import annotations
 
 import datetime
-import importlib.util
 import math
 import os
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 from .audit_cases import audit_cases, auditing, directories, full_cases, out_dir
 from .ci import write_outputs
 from .keys import AGENT_FROM, AUDIT
-from .options import workspace_trust
+from .options import chosen_cli, cli_meta, workspace_trust
 
 JOB_SECONDS = 600  # what one CI job of a sharded audit should take
 
@@ -100,17 +99,16 @@ def _meta(config: pytest.Config, out: Path) -> dict[str, Any]:
     from ..agents.settings_hooks import trust_view
 
     where = directories(config)
-    cli = ""
-    if importlib.util.find_spec("claude_agent_sdk._cli_version") is not None:
-        from claude_agent_sdk._cli_version import __cli_version__ as cli
     cases = audit_cases(config)
     trust = workspace_trust(config)
     view = " --workspace-trust clone" if trust == "clone" else ""
+    chosen = chosen_cli(config)
+    view += f" --cli {chosen.choice}" if chosen is not None else ""
     return {
         "agent": f"the agent of {', '.join(where)}",
         "directory": ", ".join(where),
         "date": datetime.date.today().isoformat(),
-        "cli": f"Claude Code {cli}" if cli else "",
+        **cli_meta(config),
         "modes": " ".join(dict.fromkeys(c.mode for c in cases)),
         "targets": "; ".join(dict.fromkeys(f"{c.family} {c.target}" for c in cases)),
         "workspace_trust": trust_view(trust),

@@ -14,7 +14,7 @@ import pytest
 from .. import config as settings_
 from ..errors import ConfigError, ControlPlaneError
 from .keys import AGENT_SNIPPET, CALL_FAILED, PLANTINGS, SETTINGS
-from .options import workspace_trust
+from .options import chosen_cli, workspace_trust
 from .stand_in import upstream
 from .warm import warm_pool
 
@@ -115,14 +115,15 @@ def _fail(error: ControlPlaneError) -> NoReturn:
 
 def _budget(request: pytest.FixtureRequest) -> Any:
     """The run's budget, if one is set: one ledger for the whole run, xdist workers included."""
+    from ..gateway.budget import Budget, parse_budget
+
     config = request.config
-    tokens, usd = settings_.parse_budget(
+    tokens, usd = parse_budget(
         config.getoption("agent_max_tokens") or config.getini("agent_max_tokens"),
         config.getoption("agent_budget_usd") or config.getini("agent_budget_usd"),
     )
     if tokens is None and usd is None:
         return None
-    from ..gateway.budget import Budget
 
     # Every xdist worker's basetemp sits in the same run directory: the ledger lives there.
     run_dir = request.getfixturevalue("tmp_path_factory").getbasetemp()
@@ -196,9 +197,16 @@ def agent_workspace_template() -> Path | None:
 
 
 def _as_asked(request: pytest.FixtureRequest, agent: Any) -> Any:
-    """`agent` with the approval the run asks for (--agent-approval) and an audit item's OS sandbox level (set before
-    its warm pool is chosen: a pool is one sandbox's)."""
+    """`agent` with the CLI the test or the run chose (the marker's cli=, --agent-cli), the approval the run asks for
+    (--agent-approval) and an audit item's OS sandbox level (set before its warm pool is chosen: a pool is one CLI's
+    and one sandbox's)."""
+    from ..clis.choice import choose
+
     config = request.config
+    marked = _settings(request).cli
+    cli = choose(str(marked), "@pytest.mark.agent(cli=...)") if marked else chosen_cli(config)
+    if cli is not None and hasattr(agent, "with_cli"):  # else the agent's own (ClaudeAgent(cli=...), its cli_path)
+        agent = agent.with_cli(cli.choice, cli.chosen_by)
     approval = config.getoption("agent_approval") or config.getini("agent_approval")
     if approval and hasattr(agent, "with_approval"):  # else the agent's own (ClaudeAgent(approval=...), "deny")
         agent = agent.with_approval(approval)

@@ -1,15 +1,20 @@
 """pytest wiring of the options, ini keys and markers (config.py says what each means), checked when pytest
-configures; the `bypass_variants` marker's parametrization; and the explanation of a failed `not in effects`."""
+configures; the Claude Code CLI the run chose (`--agent-cli`), resolved then and named in the header; the
+`bypass_variants` marker's parametrization; and the explanation of a failed `not in effects`."""
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import pytest
 
 from .. import config as settings_
 from ..errors import ConfigError
+
+_CLI = pytest.StashKey[Any]()  # the run's --agent-cli (or ini agent_cli), resolved: a clis.choice.Cli
+_WORKER_CLI = "controlplane_cli"  # the controller's choice, as an xdist worker gets it: (choice, chosen by)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -51,8 +56,70 @@ def pytest_configure(config: pytest.Config) -> None:
             ini_approval=config.getini("agent_approval"),
             ini_trust=config.getini("workspace_trust"),
         )
+        _choose_cli(config)
     except ConfigError as error:
         raise pytest.UsageError(str(error)) from None
+
+
+def _choose_cli(config: pytest.Config) -> None:
+    """--agent-cli, else ini agent_cli (a path relative to the ini file), resolved once before any test runs: a
+    release not in the cache is installed here, so xdist workers, configured after, find it there; a worker runs
+    the CLI the controller chose (`latest` is one version for the whole run)."""
+    from ..clis.choice import choose
+
+    flag, ini = config.getoption("agent_cli"), config.getini("agent_cli").strip()
+    if _WORKER_CLI in getattr(config, "workerinput", {}):
+        config.stash[_CLI] = choose(*config.workerinput[_WORKER_CLI])  # type: ignore[attr-defined]
+    elif flag:
+        config.stash[_CLI] = choose(flag, "--agent-cli")
+    elif ini:
+        base = config.inipath.parent if config.inipath else config.rootpath
+        config.stash[_CLI] = choose(str(base / ini) if "/" in ini else ini, "ini option agent_cli")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """An xdist worker is told the CLI the controller chose."""
+    chosen = chosen_cli(node.config)
+    if chosen is not None:
+        node.workerinput[_WORKER_CLI] = (chosen.choice, chosen.chosen_by)
+
+
+def chosen_cli(config: pytest.Config) -> Any:
+    """The Claude Code CLI the run chose (--agent-cli, ini agent_cli), or None: each agent's own, else the default."""
+    return config.stash.get(_CLI, None)
+
+
+def run_cli(config: pytest.Config) -> Any:
+    """The CLI the run names (header, audit files, SARIF): the one it chose, else the default; None when there is
+    none (no claude-agent-sdk, no `claude` on PATH: the run has no Claude agent)."""
+    from ..clis.choice import default
+
+    try:
+        return chosen_cli(config) or default()
+    except ConfigError:
+        return None
+
+
+def cli_meta(config: pytest.Config) -> dict[str, str]:
+    """What the run's files say of its CLI: a line to read, and its version, path and source apart."""
+    cli = run_cli(config)
+    if cli is None:
+        return {}
+    return {"cli": cli.describe(), "cli_version": cli.version, "cli_path": cli.path, "cli_source": cli.source,
+            "cli_choice": cli.choice}  # fmt: skip
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """The CLI a ClaudeAgent runs, and who chose it."""
+    cli = run_cli(config)
+    if cli is None:
+        return []
+    if chosen_cli(config) is None:
+        why = "an agent's own cli= or cli_path wins over it; --agent-cli VERSION|PATH|bundled|system over both"
+    else:
+        why = "it wins over an agent's own cli= or cli_path; a test's @pytest.mark.agent(cli=...) wins over it"
+    return [f"claude cli: {cli.describe()}", f"  {why}"]
 
 
 def workspace_trust(config: pytest.Config) -> str:

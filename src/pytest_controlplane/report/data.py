@@ -19,6 +19,7 @@ def collect(
         "outcome": outcome,
         "failure": failure,
         "agent": type(session.agent).__name__,
+        "cli": next((run.cli.describe() for run in session.runs if run.cli), ""),
         "mode": "script" if session.gateway.mode == "script" else mode,
         "exchanges": [_exchange(exchange) for exchange in session.gateway.exchanges],
         "tool_calls": [_tool_call(c, where) for where, calls, *_ in worlds for c in calls],

@@ -45,6 +45,8 @@ def render(data: dict[str, Any]) -> str:
         f"{_e(data.get('mode', '?'))} · agent {_e(data.get('agent', '?'))} · {len(data.get('exchanges', []))} "
         f"model request(s)</div>",
     ]
+    if data.get("cli"):
+        parts.append(f"<div class=meta>{_e(data['cli'])}</div>")
     if data.get("failure"):
         parts.append("<h2>Failure</h2>" + f"<pre>{marker(data['failure'])}</pre>")
     for variant in data.get("variants", []):
