@@ -253,6 +253,7 @@ def test_the_default_is_the_bundled_cli_and_a_bad_choice_lists_the_accepted_ones
     pytester.makepyfile(test_run=RUN.format(marker=""))
     result = pytester.runpytest("-s")
     result.assert_outcomes(passed=1)
+    assert "UnmeasuredCLI" not in result.stdout.str()  # the pinned release is a measured one
     result.stdout.fnmatch_lines([
         f"claude cli: Claude Code 2.1.332 (bundled) {BUNDLED}, chosen by default",
         "  an agent's own cli= or cli_path wins over it; --agent-cli VERSION|PATH|bundled|system over both",
@@ -301,6 +302,9 @@ def test_a_version_is_installed_on_first_use_once_for_every_xdist_worker(pyteste
     again = pytester.runpytest_subprocess("-s", "--agent-cli", "2.1.999", "-k", "second")
     again.stdout.fnmatch_lines([f"*RAN 2.1.999 | cache (npm) | {binary} | --agent-cli"])
     assert "not cached yet" not in again.stderr.str() and registry.downloads() == 1
+    # A release the plugin's facts were not measured on runs, with one warning that says what may be off.
+    assert again.stdout.str().count("UnmeasuredCLI: Claude Code CLI 2.1.999 is not a release these facts were "
+                                    "measured on") == 1, again.stdout.str()
 
 
 def test_two_clis_never_share_a_warm_pool(tmp_path):

@@ -139,6 +139,10 @@ def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) if part.isdigit() else 0 for part in version.split("."))
 
 
+class UnmeasuredCLI(UserWarning):
+    """The run's Claude Code CLI is a release the plugin's facts were not measured on (said once per run)."""
+
+
 def outside_measured(version: str) -> str | None:
     """What may be off with a CLI release none of these facts were measured on (None for a measured one)."""
     if version in MEASURED:

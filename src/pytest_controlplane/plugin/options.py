@@ -111,10 +111,14 @@ def cli_meta(config: pytest.Config) -> dict[str, str]:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    """The CLI a ClaudeAgent runs, and who chose it."""
+    """The CLI a ClaudeAgent runs, and who chose it; a release the plugin's facts were not measured on is said once."""
+    from ..cli_facts import UnmeasuredCLI, outside_measured
+
     cli = run_cli(config)
     if cli is None:
         return []
+    if off := outside_measured(cli.version):
+        config.issue_config_time_warning(UnmeasuredCLI(off), stacklevel=2)
     if chosen_cli(config) is None:
         why = "an agent's own cli= or cli_path wins over it; --agent-cli VERSION|PATH|bundled|system over both"
     else:
