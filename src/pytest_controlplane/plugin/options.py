@@ -13,6 +13,7 @@ import pytest
 from .. import config as settings_
 from ..errors import ConfigError
 
+CLI_ENV = "CONTROLPLANE_CLI"
 _CLI = pytest.StashKey[Any]()  # the run's --agent-cli (or ini agent_cli), resolved: a clis.choice.Cli
 _WORKER_CLI = "controlplane_cli"  # the controller's choice, as an xdist worker gets it: (choice, chosen by)
 
@@ -62,9 +63,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _choose_cli(config: pytest.Config) -> None:
-    """--agent-cli, else ini agent_cli (a path relative to the ini file), resolved once before any test runs: a
-    release not in the cache is installed here, so xdist workers, configured after, find it there; a worker runs
-    the CLI the controller chose (`latest` is one version for the whole run)."""
+    """--agent-cli, else $CONTROLPLANE_CLI, else ini agent_cli (a path relative to the ini file), resolved once
+    before any test runs: a release not in the cache is installed here, so xdist workers, configured after, find it
+    there; a worker runs the CLI the controller chose (`latest` is one version for the whole run)."""
     from ..clis.choice import choose
 
     flag, ini = config.getoption("agent_cli"), config.getini("agent_cli").strip()
@@ -72,6 +73,8 @@ def _choose_cli(config: pytest.Config) -> None:
         config.stash[_CLI] = choose(*config.workerinput[_WORKER_CLI])  # type: ignore[attr-defined]
     elif flag:
         config.stash[_CLI] = choose(flag, "--agent-cli")
+    elif env := os.environ.get(CLI_ENV, "").strip():  # a whole suite on another CLI, its pytester runs too
+        config.stash[_CLI] = choose(env, f"${CLI_ENV}")
     elif ini:
         base = config.inipath.parent if config.inipath else config.rootpath
         config.stash[_CLI] = choose(str(base / ini) if "/" in ini else ini, "ini option agent_cli")
