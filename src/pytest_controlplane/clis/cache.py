@@ -2,9 +2,10 @@
 version, the tarball it came from, its sha512, when it was installed).
 
 The cache is `$CONTROLPLANE_CLI_CACHE`, else `$XDG_CACHE_HOME/pytest-controlplane/claude-cli`, else
-`~/.cache/pytest-controlplane/claude-cli`.  Many processes may ask at once (xdist workers, CI jobs on one runner): one
-holds a lock on the cache folder while it downloads into a hidden `.partial` folder, checks the sha512 and renames the
-folder into place; the others wait for the lock, then find the release there.  A failed install leaves nothing.
+`~/.cache/pytest-controlplane/claude-cli` (`~` the account's home, whatever $HOME says).  Many processes may ask at
+once (xdist workers, CI jobs on one runner): one holds a lock on the cache folder while it downloads into a hidden
+`.partial` folder, checks the sha512 and renames the folder into place; the others wait for the lock, then find the
+release there.  A failed install leaves nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import errno
 import fcntl
 import json
 import os
+import pwd
 import shutil
 import tarfile
 import tempfile
@@ -42,9 +44,12 @@ class Installed:
 
 
 def root() -> Path:
+    """The cache folder.  `~` is the account's home, not $HOME: a test run that moves $HOME away (pytester does,
+    and so does every agent world) still finds the releases installed, instead of fetching each one again."""
     if os.environ.get(CACHE_ENV):
         return Path(os.environ[CACHE_ENV]).expanduser()
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pytest-controlplane" / "claude-cli"
+    home = Path(pwd.getpwuid(os.getuid()).pw_dir)
+    return Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache") / "pytest-controlplane" / "claude-cli"
 
 
 def installed(version: str) -> Installed | None:
