@@ -192,6 +192,13 @@ OPTIONS = (
         flag={"action": "append", "default": None, "metavar": "LEVEL"},
     ),
     Option(
+        "agent_audit_cli",
+        "play every item on each of these Claude Code CLIs (repeatable, or comma-separated: 2.1.300,2.1.332,latest, "
+        "bundled, system, a PATH) and report the drift between them; wins over --agent-cli for the audit's items; "
+        "default: the run's CLI, one column.",
+        flag={"action": "append", "default": None, "metavar": "CLI"},
+    ),
+    Option(
         "agent_audit_family",
         "audit only the targets of this family (repeatable): write, read, exec, escape.",
         flag={"action": "append", "default": None, "metavar": "FAMILY"},

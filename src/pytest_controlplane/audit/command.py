@@ -37,6 +37,7 @@ examples:
   controlplane audit . --quick                      a first answer in a minute
   controlplane audit . --target "read .env" --mode default,acceptEdits
   controlplane audit . --shard 1/4 --out shard-1    one CI job of four (then: controlplane audit merge)
+  controlplane audit . --cli 2.1.300,latest         the same items on two CLI releases, and what changed
 exit status: 0 nothing got through, 1 holes, 2 usage errors (as pytest).
 pytest's own options: --pytest-help; anything after -- goes to pytest."""
 
@@ -86,7 +87,11 @@ def parser() -> argparse.ArgumentParser:
         "--workspace-trust", choices=WORKSPACE_TRUST,
         help="how the CLI sees DIR: as its owner (default: permissions.allow in force) or as a fresh clone (ignored)",
     )  # fmt: skip
-    run.add_argument("--cli", help="the Claude Code CLI: a VERSION (from npm, once), latest, bundled, system, a PATH")
+    run.add_argument(
+        "--cli", metavar="CLI[,CLI...]",
+        help="the Claude Code CLI: a VERSION (from npm, once), latest, bundled, system, a PATH; several (2.1.300,"
+        "2.1.332,latest): each item on each, and the drift between them",
+    )  # fmt: skip
     run.add_argument("--cold", action="store_true", help="a fresh CLI per item (default: warm CLIs, same verdicts)")
     out = p.add_argument_group("what it writes")
     out.add_argument(
@@ -134,8 +139,11 @@ def pytest_args(argv: Sequence[str], cwd: Path) -> list[str]:
         command += ["--agent-approval", args.approval]
     if args.workspace_trust:
         command += ["--workspace-trust", args.workspace_trust]
-    if args.cli:
-        command += ["--agent-cli", args.cli]
+    clis = [c.strip() for c in (args.cli or "").split(",") if c.strip()]
+    if len(clis) == 1:
+        command += ["--agent-cli", clis[0]]
+    for cli in clis if len(clis) > 1 else []:
+        command += ["--agent-audit-cli", cli]
     if args.cold:
         command += ["-o", "agent_warm=false"]
     workers = args.workers or ("auto" if importlib.util.find_spec("xdist") else None)

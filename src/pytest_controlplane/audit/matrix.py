@@ -1,5 +1,8 @@
 """The audit's matrix: rows are routes grouped by class, columns are families x permission modes, and a cell is the
-worst of its variants (every target and path form of that route).  Worst holes first; totals per family."""
+worst of its variants (every target and path form of that route).  Worst holes first; totals per family.
+
+An audit played on several Claude Code CLIs (the drift axis) shows each cell once per release, oldest first, and
+lists its drift: every cell whose verdict changes between releases, with the first release where it does."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ..agents.claude import PERMISSION_MODES
 from ..bypass.variant import FAMILIES
+from ..cli_facts import version_key
 from .records import CELLS, Record
 
 SYMBOLS = {"bypassed": "✗", "errored": "!", "asked": "◐", "never consulted": "?", "held": "✓", "not offered": "·"}
@@ -33,8 +37,34 @@ MODE_LETTERS = {
     "-": "*",
 }
 SANDBOX_LETTERS = {"off": "o", "configured": "c", "strict": "s"}  # after the mode's, on the sandbox axis
+ABSENT = "absent"  # a drift cell on a release where no item played it (a tool only another release offers)
 Row = tuple[str, str]  # (route class, route)
 Column = tuple[str, str]  # (family, mode)
+
+
+@dataclass(frozen=True)
+class Drift:
+    """A cell whose verdict changes between releases: its verdict (cell) and words (who held it, what got through)
+    on each release, oldest first."""
+
+    row: Row
+    column: Column
+    verdicts: dict[str, str]
+    details: dict[str, str]
+
+    @property
+    def first_change(self) -> str:
+        """The first release whose verdict is not the one before it."""
+        releases = list(self.verdicts)
+        return next(b for a, b in zip(releases, releases[1:], strict=False) if self.verdicts[a] != self.verdicts[b])
+
+    def describe(self) -> str:
+        """ "✗ bypassed on 2.1.300 → ✓ held on 2.1.332 (your guard ...): changes in 2.1.332" """
+        steps = [
+            f"{SYMBOLS.get(cell, '-')} {cell} on {cli}" + (f" ({self.details[cli]})" if self.details.get(cli) else "")
+            for cli, cell in self.verdicts.items()
+        ]
+        return " → ".join(steps) + f": changes in {self.first_change}"
 
 
 @dataclass
@@ -70,10 +100,43 @@ class Matrix:
     def columns(self) -> list[Column]:
         return [(f, m) for f in self.families for m in self.modes]
 
-    def cell(self, row: Row, column: Column) -> str | None:
-        """The worst cell of the row's variants in the column (None: the route has no variant there)."""
-        found = {r.cell for r in self.cells[row].get(column, ())}
+    @property
+    def clis(self) -> list[str]:
+        """The releases of the drift axis, oldest first ([] for an audit on the run's CLI alone)."""
+        return sorted({r.cli for r in self.records if r.cli}, key=version_key)
+
+    @property
+    def releases(self) -> list[str | None]:
+        """What the totals and headlines are given for: each release of the drift axis, else [None] (all records)."""
+        return list(self.clis) or [None]
+
+    def cell(self, row: Row, column: Column, cli: str | None = None) -> str | None:
+        """The worst cell of the row's variants in the column, on release `cli` or on all (None: the route has no
+        variant there)."""
+        found = {r.cell for r in self.cells[row].get(column, ()) if cli is None or r.cli == cli}
         return next((c for c in CELLS if c in found), None)
+
+    def drift(self) -> list[Drift]:
+        """Every cell whose verdict is not the same on each release, in the matrix's order."""
+        if len(self.clis) < 2:
+            return []
+        found = []
+        for _, rows in self.rows():
+            for row in rows:
+                for column in self.columns:
+                    verdicts = {cli: self.cell(row, column, cli) or ABSENT for cli in self.clis}
+                    if len(set(verdicts.values())) > 1:
+                        details = {cli: self._words(row, column, cli) for cli in self.clis}
+                        found.append(Drift(row, column, verdicts, details))
+        return found
+
+    def _words(self, row: Row, column: Column, cli: str) -> str:
+        """The words of the cell's worst record on `cli`: who held it, what got through, or why it is not offered."""
+        worst = self.cell(row, column, cli)
+        record = next((r for r in self.cells[row][column] if r.cli == cli and r.cell == worst), None)
+        if record is None:
+            return "no item played it: the release offers no such tool, or its sweep found none"
+        return " ".join(record.detail.split())[:160]
 
     def rows(self) -> list[tuple[str, list[Row]]]:
         """The row groups, worst first, each with its rows worst first."""
@@ -88,23 +151,28 @@ class Matrix:
         ordered = sorted(groups.items(), key=lambda g: (badness(g[1]), g[0]))
         return [(name, sorted(rows, key=lambda row: (badness([row]), row[1]))) for name, rows in ordered]
 
-    def totals(self) -> dict[str, Counter[str]]:
-        """Per family: how many variant attempts ended in each cell."""
+    def on(self, cli: str | None) -> list[Record]:
+        """The records of release `cli` (None: all)."""
+        return [r for r in self.records if cli is None or r.cli == cli]
+
+    def totals(self, cli: str | None = None) -> dict[str, Counter[str]]:
+        """Per family: how many variant attempts ended in each cell (on release `cli`, or on all)."""
         totals: dict[str, Counter[str]] = {f: Counter() for f in self.families}
-        for r in self.records:
+        for r in self.on(cli):
             totals[r.family][r.cell] += 1
         return totals
 
-    def held_by(self) -> Counter[str]:
+    def held_by(self, cli: str | None = None) -> Counter[str]:
         """How many attempts each layer held (held, asked and never consulted cells: nothing happened)."""
-        return Counter(r.layer or "unknown" for r in self.records if r.cell in ("held", "asked", "never consulted"))
+        return Counter(r.layer or "unknown" for r in self.on(cli) if r.cell in ("held", "asked", "never consulted"))
 
-    def headline(self) -> str:
+    def headline(self, cli: str | None = None) -> str:
         """ "your guard held 134 of 606; the CLI's approval prompt (nobody answered) 178; …; 12 got through": who
-        held what, of the attempts on routes the agent offers."""
-        judged = sum(1 for r in self.records if r.cell != "not offered")
-        counts = self.held_by()
-        behind = Counter(r.layer for r in self.records if r.behind_prompt and r.cell == "held")
+        held what, of the attempts on routes the agent offers (on release `cli`, or on all)."""
+        records = self.on(cli)
+        judged = sum(1 for r in records if r.cell != "not offered")
+        counts = self.held_by(cli)
+        behind = Counter(r.layer for r in records if r.behind_prompt and r.cell == "held")
         parts = [f"{HELD_BY['guard']} {counts['guard']} of {judged}"]
         parts += [
             f"{HELD_BY[layer]} {counts[layer]}"
@@ -112,8 +180,8 @@ class Matrix:
             for layer in HELD_BY
             if layer != "guard" and counts[layer]
         ]
-        parts += [f"{n} {cell}" for cell in ("bypassed", "errored") if (n := sum(r.cell == cell for r in self.records))]
-        inferred = sum(r.inferred for r in self.records)
+        parts += [f"{n} {cell}" for cell in ("bypassed", "errored") if (n := sum(r.cell == cell for r in records))]
+        inferred = sum(r.inferred for r in records)
         return "; ".join(parts) + (f" ({inferred} inferred from the CLI's words)" if inferred else "")
 
     def holes(self) -> list[Record]:
@@ -123,9 +191,9 @@ class Matrix:
         """The matrix as terminal lines."""
         if not self.records:
             return ["no audit item ran"]
-        modes = self.modes
+        modes, releases = self.modes, self.releases
         marks = {m: letter(m) for m in modes}
-        size = max(len(mark) for mark in marks.values())
+        size = max(len(releases), *(len(mark) for mark in marks.values()))
         width = max(len(row[1]) for row in self.cells) + 4
         spans = {f: max((size + 1) * len(modes) - 1, len(f)) for f in self.families}
         head = " " * width + "  ".join(f.ljust(spans[f]) for f in self.families)
@@ -135,18 +203,37 @@ class Matrix:
             lines.append(name)
             for row in rows:
                 cells = "  ".join(
-                    " ".join(SYMBOLS.get(self.cell(row, (f, m)) or "", " ").ljust(size) for m in modes).ljust(spans[f])
+                    " ".join(
+                        "".join(SYMBOLS.get(self.cell(row, (f, m), cli) or "", " ") for cli in releases).ljust(size)
+                        for m in modes
+                    ).ljust(spans[f])
                     for f in self.families
                 )
                 lines.append(f"  {row[1]}".ljust(width) + cells.rstrip())
         lines.append("")
         lines.append("modes: " + ", ".join(f"{marks[m]} {describe(m)}" for m in modes))
         lines.append("cells: " + ", ".join(f"{symbol} {cell}" for cell, symbol in SYMBOLS.items()))
-        for family, counts in self.totals().items():
-            lines.append(
-                f"{family}: " + ", ".join(f"{counts[c]} {c}" for c in CELLS) + f" (of {sum(counts.values())} attempts)"
-            )
-        lines.append("who held: " + self.headline())
+        if self.clis:
+            lines.append(f"each cell on Claude Code {', '.join(self.clis)}, left to right")
+        for cli in releases:
+            on = f" on {cli}" if cli else ""
+            for family, counts in self.totals(cli).items():
+                lines.append(
+                    f"{family}{on}: "
+                    + ", ".join(f"{counts[c]} {c}" for c in CELLS)
+                    + f" (of {sum(counts.values())} attempts)"
+                )
+            lines.append(f"who held{on}: " + self.headline(cli))
+        return lines + self.drift_lines()
+
+    def drift_lines(self) -> list[str]:
+        """The drift between releases: how many cells change, then each with its verdict on every release."""
+        if len(self.clis) < 2:
+            return []
+        drift = self.drift()
+        lines = ["", f"drift between Claude Code {' → '.join(self.clis)}: {len(drift)} cell(s) change"]
+        for d in drift:
+            lines.append(f"  {d.row[1]} ({d.column[0]}, {describe(d.column[1])}): {d.describe()}")
         return lines
 
 

@@ -37,6 +37,7 @@ def render(matrix: Matrix, *, meta: dict[str, Any], page: Path) -> str:
         "<p class=legend>" + "".join(f"<span class={_css(c)}>{SYMBOLS[c]} {c}</span>" for c in CELLS) + "</p>",
         _totals(matrix),
         _table(matrix, page),
+        _drift(matrix),
         _listing(matrix, page, "bypassed", "The holes"),
         _listing(matrix, page, "errored", "Errored (the attempt proves nothing)"),
         _listing(matrix, page, "asked", "Held only by the CLI's approval prompt (a person may say yes)"),
@@ -57,47 +58,77 @@ def _about(meta: dict[str, Any]) -> str:
 
 
 def _totals(matrix: Matrix) -> str:
+    releases = matrix.releases
     rows = [
-        f"<tr><th>{_e(family)}</th>"
+        f"<tr><th>{_e(family)}{_e(f' on {cli}' if cli else '')}</th>"
         + "".join(f"<td class={_css(c) if counts[c] else ''}>{counts[c]}</td>" for c in CELLS)
         + f"<td>{sum(counts.values())}</td></tr>"
-        for family, counts in matrix.totals().items()
+        for cli in releases
+        for family, counts in matrix.totals(cli).items()
     ]
+    held = "".join(
+        f"<p class=meta>Who held{_e(f' on Claude Code {cli}' if cli else '')}: {_e(matrix.headline(cli))}</p>"
+        for cli in releases
+    )
     head = "<tr><th>family</th>" + "".join(f"<th>{c}</th>" for c in CELLS) + "<th>attempts</th></tr>"
-    return f"<h2>Totals</h2><p class=meta>Who held: {_e(matrix.headline())}</p><table>{head}{''.join(rows)}</table>"
+    return f"<h2>Totals</h2>{held}<table>{head}{''.join(rows)}</table>"
+
+
+def _drift(matrix: Matrix) -> str:
+    """The cells whose verdict changes between releases (an audit on several CLIs)."""
+    if len(matrix.clis) < 2:
+        return ""
+    found = matrix.drift()
+    items = "".join(
+        f"<li><b>{_e(d.row[1])}</b> ({_e(d.column[0])}, {_e(describe(d.column[1]))}): {_e(d.describe())}</li>"
+        for d in found
+    )
+    return f"<h2>Drift between Claude Code {_e(' → '.join(matrix.clis))}: {len(found)}</h2><ul>{items}</ul>"
 
 
 def _table(matrix: Matrix, page: Path) -> str:
     modes = matrix.modes
+    wide = len(matrix.clis) if len(matrix.clis) > 1 else 1  # a cell per release
     head = (
         "<tr><th rowspan=2>route</th>"
-        + "".join(f"<th class=family colspan={len(modes)}>{_e(f)}</th>" for f in matrix.families)
+        + "".join(f"<th class=family colspan={len(modes) * wide}>{_e(f)}</th>" for f in matrix.families)
         + "</tr><tr>"
         + "".join(
-            f"<th{' class=family' if i == 0 else ''} title='{_e(m)}'>{letter(m)}</th>"
+            f"<th{' class=family' if i == 0 else ''} colspan={wide} title='{_e(m)}'>{letter(m)}</th>"
             for _ in matrix.families
             for i, m in enumerate(modes)
         )
         + "</tr>"
     )
     body = []
-    span = 1 + len(matrix.columns)
+    span = 1 + len(matrix.columns) * wide
     for name, rows in matrix.rows():
         body.append(f"<tr class=group><td colspan={span}>{_e(name)}</td></tr>")
         for row in rows:
             cells = "".join(_cell(matrix, row, column, page, first=column[1] == modes[0]) for column in matrix.columns)
             body.append(f"<tr><td class=route>{_e(row[1])}</td>{cells}</tr>")
     legend = ", ".join(f"{letter(m)} {describe(m)}" for m in modes)
+    if matrix.clis:
+        legend += f"; each cell on Claude Code {', '.join(matrix.clis)}, left to right"
     return f"<h2>The matrix</h2><p class=meta>modes: {_e(legend)}</p><table>{head}{''.join(body)}</table>"
 
 
 def _cell(matrix: Matrix, row: tuple[str, str], column: tuple[str, str], page: Path, *, first: bool) -> str:
-    worst = matrix.cell(row, column)
+    if len(matrix.clis) > 1:
+        return "".join(_cell_on(matrix, row, column, page, cli, first=first and i == 0)
+                       for i, cli in enumerate(matrix.clis))  # fmt: skip
+    return _cell_on(matrix, row, column, page, None, first=first)
+
+
+def _cell_on(
+    matrix: Matrix, row: tuple[str, str], column: tuple[str, str], page: Path, cli: str | None, *, first: bool
+) -> str:
+    worst = matrix.cell(row, column, cli)
     edge = " first" if first else ""
     if worst is None:
         return f"<td class='{edge.strip()}'></td>"
-    records = matrix.cells[row][column]
-    title = "\n".join(
+    records = [r for r in matrix.cells[row][column] if cli is None or r.cli == cli]
+    title = (f"Claude Code {cli}\n" if cli else "") + "\n".join(
         f"{r.target} {r.variant} ({r.form}): {r.cell}" + (f" — {r.detail}" if r.detail else "") for r in records
     )
     symbol = SYMBOLS[worst]
@@ -117,7 +148,8 @@ def _listing(matrix: Matrix, page: Path, cell: str, heading: str) -> str:
         why = f"<br>{_e(r.detail)}" if r.detail and cell != "bypassed" else ""
         repro = f"<pre>{_e(r.reproduction)}</pre>" if r.reproduction else ""
         items.append(
-            f"<li><b>{_e(r.family)} {_e(r.target)}</b> by {_e(r.route)}, {_e(r.form)}, mode {_e(r.mode)}: "
+            f"<li><b>{_e(r.family)} {_e(r.target)}</b> by {_e(r.route)}, {_e(r.form)}, mode {_e(r.mode)}"
+            f"{_e(f', Claude Code {r.cli}' if r.cli else '')}: "
             f"<code>{_e(r.variant)}</code>{ref}{link}{why}{repro}</li>"
         )
     return f"<h2>{_e(heading)}: {len(found)}</h2><ul>{''.join(items)}</ul>"

@@ -63,11 +63,14 @@ class AuditCase:
     route_class: str = "tools the agent offers beyond the corpus"
     reference: str = ""
     sandbox: str = ""  # the OS sandbox level (SANDBOX_LEVELS), on the sandbox axis; "": the agent as it is
+    cli: str = ""  # the Claude Code CLI (a release's version, or a path), on the drift axis; "": the run's
 
     @property
     def id(self) -> str:
-        return f"{self.family}-{self.target}-{self.variant}-{self.mode}" + (
-            f"-sandbox-{self.sandbox}" * bool(self.sandbox)
+        return (
+            f"{self.family}-{self.target}-{self.variant}-{self.mode}"
+            + f"-sandbox-{self.sandbox}" * bool(self.sandbox)
+            + f"-cli-{self.cli}" * bool(self.cli)
         )
 
     @property
@@ -138,11 +141,15 @@ def route_class(variant: Variant) -> str:
 
 
 def cases(
-    targets: Sequence[tuple[str, str]], modes: Sequence[str], sandboxes: Sequence[str] = ("",)
+    targets: Sequence[tuple[str, str]],
+    modes: Sequence[str],
+    sandboxes: Sequence[str] = ("",),
+    clis: Sequence[str] = ("",),
 ) -> list[AuditCase]:
-    """Every curated variant of every target, then its `offered-tools` sweep, under every mode and sandbox level."""
+    """Every curated variant of every target, then its `offered-tools` sweep, under every mode and sandbox level, on
+    every CLI of the drift axis."""
     found = []
-    axes = [(mode, sandbox) for sandbox in sandboxes for mode in modes]
+    axes = [(mode, sandbox, cli) for cli in clis for sandbox in sandboxes for mode in modes]
     for family, target in targets:
         for variant in corpus(family, target):
             found += [
@@ -156,10 +163,11 @@ def cases(
                     route_class(variant),
                     variant.reference,
                     sandbox,
+                    cli,
                 )
-                for mode, sandbox in axes
+                for mode, sandbox, cli in axes
             ]
-        found += [AuditCase(family, target, SWEEP, mode, sandbox=sandbox) for mode, sandbox in axes]
+        found += [AuditCase(family, target, SWEEP, mode, sandbox=sandbox, cli=cli) for mode, sandbox, cli in axes]
     return found
 
 

@@ -57,6 +57,7 @@ class Record:
     seen_by: str = ""  # for a hole: the hook that saw the call and let it through, or "no hook matched Read"
     behind_prompt: bool = False  # held by `layer` behind the CLI's approval prompt (after a yes, `layer` held)
     inferred: bool = False  # `layer` was read off the CLI's words: no signal said it (layers.py)
+    cli: str = ""  # the Claude Code CLI release it played on, on the drift axis (--agent-audit-cli); "": the run's
 
     @property
     def key(self) -> tuple[str, str]:
@@ -135,9 +136,11 @@ def of_item(
     report: str = "",
     location: str = "",
     locate: Locate | None = None,
+    cli: str = "",
 ) -> list[Record]:
     """The records of one finished audit item: one per variant it played; none played (a skip, an empty sweep, or
-    the agent failed before the attempt): one for the case, "not offered" for a skip, else "errored" with `why`."""
+    the agent failed before the attempt): one for the case, "not offered" for a skip, else "errored" with `why`.
+    `cli`: the release the item played on, when the audit compares releases."""
     found = {id(o): locate(o) if locate else None for o in outcomes}
     records = [
         Record(
@@ -161,6 +164,7 @@ def of_item(
             seen_by=(found[id(o)] or ("", ""))[1] if cell_of(o) == "bypassed" else "",  # it let a hole through
             behind_prompt=o.behind_prompt,
             inferred=o.inferred,
+            cli=cli,
         )
         for o in outcomes
     ]
@@ -182,6 +186,7 @@ def of_item(
             reference=case.reference,
             report=report,
             location=location,
+            cli=cli,
         )
     ]
 

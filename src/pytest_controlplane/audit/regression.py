@@ -39,6 +39,10 @@ The audit played the workspace as a fresh clone sees it (the CLI ignores its per
 _CLI = """
 The audit played {cli} (`pytest --agent-cli {choice}` plays this module with it again)."""
 
+_CLIS = """
+The audit played each case on Claude Code {releases}; each test below plays on the release it pins (its
+`@pytest.mark.agent(cli=...)`), and pins the verdict that release gave."""
+
 _IMPORTS = {
     "": "import pytest\n\nfrom pytest_controlplane.audit import attempt_case\n",
     "settings": "from pathlib import Path\n\nimport pytest\n\n"
@@ -74,7 +78,7 @@ globals().update(fixtures_of(Path(__file__).parent / {relative!r}))
 
 _HOLE = '''
 
-@pytest.mark.parametrize("mode", {modes!r})
+@pytest.mark.parametrize("mode", {modes})
 def {name}(agent_session, mode):
     r"""{headline}
 
@@ -90,21 +94,32 @@ _LIST = '''
 ]
 
 
-@pytest.mark.parametrize(("family", "target", "variant", "mode"), {constant}, ids=["-".join(c) for c in {constant}])
+@pytest.mark.parametrize(("family", "target", "variant", "mode"), {params})
 def {name}(agent_session, family, target, variant, mode):
     """{doc}"""
     attempt_case(agent_session, family, target, variant, mode).assert_held()
 '''
 
 
-def items(records: list[Record]) -> dict[tuple[str, str, str, str], str]:
-    """Each audit item (family, target, case, mode) with the worst cell of its records: how it ended."""
-    ended: dict[tuple[str, str, str, str], str] = {}
+Item = tuple[str, ...]  # (family, target, case, mode), and the CLI's choice on a drift axis
+
+
+def items(records: list[Record], choices: dict[str, str] | None = None) -> dict[Item, str]:
+    """Each audit item (family, target, case, mode, and on a drift axis the choice of its CLI, from `choices`: a
+    release's version -> what chooses it) with the worst cell of its records: how it ended."""
+    ended: dict[Item, str] = {}
     for r in records:
-        key = (r.family, r.target, r.case, r.mode)
+        key: Item = (r.family, r.target, r.case, r.mode) + (((choices or {}).get(r.cli, r.cli),) if r.cli else ())
         seen = ended.get(key)
         ended[key] = r.cell if seen is None or CELLS.index(r.cell) < CELLS.index(seen) else seen
     return ended
+
+
+def _params(constant: str, drift: bool) -> str:
+    """The parametrization of a list's rows: on a drift axis each plays on its row's CLI."""
+    if drift:
+        return f"[pytest.param(*c[:4], marks=pytest.mark.agent(cli=c[4]), id='-'.join(c)) for c in {constant}]"
+    return f"{constant}, ids=['-'.join(c) for c in {constant}]"
 
 
 def render(
@@ -112,7 +127,9 @@ def render(
 ) -> str:
     """The module; `agents` are where the audit's agent came from (`settings DIR`, `conftest PATH`: plugin), and a
     module written at `where` outside them carries that agent, so it runs as written."""
-    ended = items(records)
+    choices = meta.get("clis") or {}
+    ended = items(records, choices)
+    drift = any(r.cli for r in records)
     counts = {cell: sum(1 for c in ended.values() if c == cell) for cell in CELLS}
     summary = ", ".join(f"{n} {cell}" for cell, n in counts.items() if n) or "nothing ran"
     when = f" on {meta['date']}" if meta.get("date") else ""
@@ -125,7 +142,11 @@ def render(
             summary=summary,
             command=meta.get("command", "pytest --agent-audit --agent-audit-write PATH"),
             trust=_TRUST if str(meta.get("workspace_trust", "")).startswith("clone") else "",
-            cli=_CLI.format(cli=meta["cli"], choice=meta["cli_choice"]) if meta.get("cli_choice") else "",
+            cli=_CLIS.format(releases=", ".join(choices))
+            if drift
+            else _CLI.format(cli=meta["cli"], choice=meta["cli_choice"])
+            if meta.get("cli_choice")
+            else "",
         )
     ]
     parts.append(agent)
@@ -145,7 +166,8 @@ def render(
         rows = [key for key, cell in sorted(ended.items()) if cell in cells]
         if rows:
             lines = "\n".join(f"    {row!r}," for row in rows)
-            parts.append(_LIST.format(constant=constant, rows=lines, name=name, doc=doc))
+            params = _params(constant, drift)
+            parts.append(_LIST.format(constant=constant, rows=lines, name=name, doc=doc, params=params))
     return "".join(parts)
 
 
@@ -168,28 +190,33 @@ def _agent(agents: Sequence[str], where: Path | None) -> tuple[str, str]:
     return "", ""
 
 
-def _holes(records: list[Record], ended: dict[tuple[str, str, str, str], str]) -> list[str]:
-    """One test per hole (family, target, case), parametrized over the modes it got through under."""
-    holes: dict[tuple[str, str, str], list[str]] = {}
-    for (family, target, case, mode), cell in ended.items():
+def _holes(records: list[Record], ended: dict[Item, str]) -> list[str]:
+    """One test per hole (family, target, case), parametrized over the modes it got through under (on a drift axis:
+    the modes and the CLIs, each CLI by its marker)."""
+    holes: dict[tuple[str, str, str], list[tuple[str, ...]]] = {}
+    for (family, target, case, mode, *cli), cell in ended.items():
         if cell == "bypassed":
-            holes.setdefault((family, target, case), []).append(mode)
+            holes.setdefault((family, target, case), []).append((mode, *cli))
     names: set[str] = set()
     parts = []
-    for (family, target, case), modes in sorted(holes.items()):
-        modes.sort(key=lambda m: PERMISSION_MODES.index(m) if m in PERMISSION_MODES else -1)
+    for (family, target, case), under_what in sorted(holes.items()):
+        under_what.sort(key=lambda m: (PERMISSION_MODES.index(m[0]) if m[0] in PERMISSION_MODES else -1, m[1:]))
+        modes = [m for m, *_ in under_what]
         found = [r for r in records if (r.family, r.target, r.case) == (family, target, case) and r.cell == "bypassed"]
         variants = list({r.variant: r for r in found}.values())  # one per variant, whatever the modes
         first = variants[0]
         ref = f" ({first.reference})" if first.reference else ""
-        under = ", ".join("the agent as configured" if m == "-" else m for m in modes)
+        under = ", ".join(
+            ("the agent as configured" if m == "-" else m) + "".join(f" on Claude Code {c}" for c in cli)
+            for m, *cli in under_what
+        )
         body = []
         for r in variants:
             named = f" {r.variant}" if len(variants) > 1 or r.variant != case else ""
             body += [f"Reproduce{named} (in the workspace):", textwrap.indent(_raw(r.reproduction), "    ")]
         parts.append(
             _HOLE.format(
-                modes=modes,
+                modes=_on_clis(under_what) if any(len(u) > 1 for u in under_what) else repr(modes),
                 name=_unique(f"test_hole_{family}_{target}_{case}", names),
                 headline=_raw(f"{family} {target!r} by {first.spelled}{ref}: got through under {under}."),
                 body=textwrap.indent("\n".join(body), "    "),
@@ -199,6 +226,14 @@ def _holes(records: list[Record], ended: dict[tuple[str, str, str, str], str]) -
             )
         )
     return parts
+
+
+def _on_clis(under_what: list[tuple[str, ...]]) -> str:
+    """The modes a hole got through under on each CLI, as params that each choose their CLI, one per line."""
+    params = [
+        f"    pytest.param({m!r}, marks=pytest.mark.agent(cli={c!r}), id={f'{m}-{c}'!r}),\n" for m, c in under_what
+    ]
+    return "[\n" + "".join(params) + "]"
 
 
 def _unique(name: str, taken: set[str]) -> str:

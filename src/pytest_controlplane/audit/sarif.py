@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_atomically
+from ..cli_facts import version_key
 from .records import Record
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -31,8 +32,29 @@ def rule_id(route: str) -> str:
 
 
 def fingerprint(record: Record) -> str:
-    """The same hole, in every run and every shard: its family, target, variant and mode."""
-    return hashlib.sha256(f"{record.family}|{record.target}|{record.variant}|{record.mode}".encode()).hexdigest()[:32]
+    """The same hole, in every run and every shard: its family, target, variant and mode (and its CLI release, when
+    the audit compares releases)."""
+    key = f"{record.family}|{record.target}|{record.variant}|{record.mode}" + f"|{record.cli}" * bool(record.cli)
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def _on_each_release(records: list[Record]) -> dict[tuple[str, str, str, str], dict[str, str]]:
+    """Each variant's cell on each release of the drift axis ({} without one)."""
+    found: dict[tuple[str, str, str, str], dict[str, str]] = {}
+    for r in records:
+        if r.cli:
+            found.setdefault((r.family, r.target, r.variant, r.mode), {})[r.cli] = r.cell
+    return found
+
+
+def _drift_words(cells: dict[str, str]) -> str:
+    """ " Bypassed on 2.1.300, 2.1.332; held on 2.1.337." for a hole whose verdict changes between releases."""
+    if len(set(cells.values())) < 2:
+        return ""
+    by_cell: dict[str, list[str]] = {}
+    for cli in sorted(cells, key=version_key):
+        by_cell.setdefault(cells[cli], []).append(cli)
+    return " " + "; ".join(f"{cell} on {', '.join(clis)}" for cell, clis in by_cell.items()).capitalize() + "."
 
 
 def _help(reference: str) -> str | None:
@@ -47,8 +69,11 @@ def _location(record: Record) -> dict[str, Any]:
 
 
 def document(records: Iterable[Record], *, meta: dict[str, Any]) -> dict[str, Any]:
-    """The SARIF log of the holes among `records`."""
+    """The SARIF log of the holes among `records`; on a drift axis, each hole says its release, and its verdict on
+    the others where they differ."""
+    records = list(records)
     holes = [r for r in records if r.cell == "bypassed"]
+    releases = _on_each_release(records)
     rules: dict[str, dict[str, Any]] = {}
     for record in holes:
         rule = rules.setdefault(
@@ -72,13 +97,16 @@ def document(records: Iterable[Record], *, meta: dict[str, Any]) -> dict[str, An
             "message": {
                 "text": f"{r.family} {r.target} got through by {r.spelled}"
                 + (f", under permission mode {r.mode}" if r.mode != "-" else "")
+                + (f", on Claude Code {r.cli}" if r.cli else "")
                 + f" ({r.variant})."
                 + (f" {r.seen_by[0].upper()}{r.seen_by[1:]}." if r.seen_by else "")
+                + _drift_words(releases.get((r.family, r.target, r.variant, r.mode), {}))
                 + f"\nReproduce:\n{r.reproduction}"
             },
             "locations": [_location(r)],
             "partialFingerprints": {"controlplaneHole/v1": fingerprint(r)},
-            "properties": {"variant": r.variant, "mode": r.mode, "target": r.target, "family": r.family},
+            "properties": {"variant": r.variant, "mode": r.mode, "target": r.target, "family": r.family}
+            | ({"cli": r.cli, "cells_by_cli": releases[(r.family, r.target, r.variant, r.mode)]} if r.cli else {}),
         }
         for r in holes[:MAX_RESULTS]
     ]

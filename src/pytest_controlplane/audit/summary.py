@@ -24,26 +24,44 @@ def markdown(records: Iterable[Record], *, meta: dict[str, Any]) -> str:
     about = ", ".join(f"{key.replace('_', ' ')} {meta[key]}" for key in keys if meta.get(key))
     if about:
         lines += [f"_{about}_", ""]
-    totals = matrix.totals()
-    lines += [f"Who held: {_cell_text(matrix.headline())}", ""]
+    releases = matrix.releases
+    for cli in releases:
+        on = f" on Claude Code {cli}" if cli else ""
+        lines += [f"Who held{on}: {_cell_text(matrix.headline(cli))}", ""]
     lines += ["| family | " + " | ".join(CELLS) + " |", "|---|" + "---|" * len(CELLS)]
-    lines += [f"| {family} | " + " | ".join(str(counts[c]) for c in CELLS) + " |" for family, counts in totals.items()]
+    lines += [
+        f"| {family}{f' on {cli}' if cli else ''} | " + " | ".join(str(counts[c]) for c in CELLS) + " |"
+        for cli in releases
+        for family, counts in matrix.totals(cli).items()
+    ]
     columns = matrix.columns
     lines += ["", "| route | " + " | ".join(f"{family} {letter(mode)}" for family, mode in columns)
               + " |", "|---|" + "---|" * len(columns)]  # fmt: skip
     for group, rows in matrix.rows():
         for row in rows:
-            cells = [SYMBOLS.get(matrix.cell(row, column) or "", " ") for column in columns]
+            cells = ["".join(SYMBOLS.get(matrix.cell(row, column, cli) or "", " ") for cli in releases)
+                     for column in columns]  # fmt: skip
             lines.append(f"| {_cell_text(row[1])} <sub>{_cell_text(group)}</sub> | " + " | ".join(cells) + " |")
     lines += ["", "modes: " + ", ".join(f"{letter(mode)} {describe(mode)}" for mode in matrix.modes), ""]
     lines += ["cells: " + ", ".join(f"{SYMBOLS[c]} {c}" for c in CELLS), ""]
+    if matrix.clis:
+        lines += [f"each cell on Claude Code {', '.join(matrix.clis)}, left to right", ""]
+    drift = matrix.drift()
+    if len(matrix.clis) > 1:
+        lines += [f"### Drift between Claude Code {' → '.join(matrix.clis)}: {len(drift)} cell(s) change", ""]
+        lines += [
+            f"- {_cell_text(d.row[1])} ({d.column[0]}, {describe(d.column[1])}): {_cell_text(d.describe())}"
+            for d in drift
+        ]
+        lines += [""] * bool(drift)
     if holes:
         lines += ["### Holes", ""]
         for record in holes[:MAX_HOLES]:
             where = f" — <code>{_cell_text(record.location)}</code>" if record.location else ""
             lines += [
                 f"<details><summary>✗ {_cell_text(record.family)} {_cell_text(record.target)} by "
-                f"{_cell_text(record.spelled)} ({record.mode}){where}</summary>",
+                f"{_cell_text(record.spelled)} ({record.mode}{f', Claude Code {record.cli}' if record.cli else ''})"
+                f"{where}</summary>",
                 "",
                 "```",
                 record.reproduction.replace("```", "'''"),
@@ -69,7 +87,8 @@ def workflow_commands(records: Iterable[Record]) -> list[str]:
     for record in [r for r in records if r.cell == "bypassed"][:MAX_ANNOTATIONS]:
         path, line = record.place
         title = f"{record.family} {record.target} got through by {record.route}"
-        message = f"{record.family} {record.target} got through by {record.spelled} ({record.mode})."
+        on = f", Claude Code {record.cli}" if record.cli else ""
+        message = f"{record.family} {record.target} got through by {record.spelled} ({record.mode}{on})."
         message += (f" {record.seen_by[0].upper()}{record.seen_by[1:]}." if record.seen_by else "") + " Reproduce:"
         message += "\n" + record.reproduction
         found.append(f"::error file={_property(path)},line={line},title={_property(title)}::{_data(message)}")

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ..errors import ConfigError
-from .audit_cases import audit_cases, auditing, chosen_lines
+from .audit_cases import audit_cases, auditing, chosen_lines, clis
 from .ci import control_plane_location, locator
 from .keys import AGENT_FROM, AGENT_SNIPPET, AUDIT, AUDIT_WIRING, FIXTURES, agent_module
 from .options import workspace_trust
@@ -82,7 +82,11 @@ def _settings_driven(node: pytest.Collector) -> bool:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    return [*chosen_lines(config), *_settings_lines(config)] if auditing(config) else []
+    if not auditing(config):
+        return []
+    axis = [cli for cli in clis(config).values() if cli is not None]
+    drift = ["each item on each CLI, for the drift between them:"] + [f"  {cli.describe()}" for cli in axis]
+    return [*chosen_lines(config), *drift * bool(axis), *_settings_lines(config)]
 
 
 def _settings_lines(config: pytest.Config) -> list[str]:
@@ -164,7 +168,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         path = next((value for key, value in report.user_properties if key == REPORT), "")
         why = str(report.longrepr[2]) if report.skipped and isinstance(report.longrepr, tuple) else report.longreprtext
         location = control_plane_location(item)
-        records = of_item(case, item.nodeid, outcomes, report.outcome, why, path, location, locator(item))
+        cli = clis(item.config)[case.cli].version if case.cli else ""
+        records = of_item(case, item.nodeid, outcomes, report.outcome, why, path, location, locator(item), cli)
         report.user_properties.append((AUDIT, [dataclasses.asdict(r) for r in records]))
         report.user_properties.append((AGENT_FROM, _agent_from(item)))
     return report

@@ -13,6 +13,7 @@ from ..errors import ConfigError
 
 _CASES = pytest.StashKey[list[Any]]()
 _WHY = pytest.StashKey[list[str]]()
+_CLIS = pytest.StashKey[dict[str, Any]]()  # the drift axis: each case's cli (a CLI's choice) -> its clis.choice.Cli
 
 
 def auditing(config: pytest.Config) -> bool:
@@ -33,7 +34,7 @@ def audit_cases(config: pytest.Config) -> list[Any]:
             lines, origin = _targets(config)
             values, mode_origin = _modes(config)
             config.stash[_CASES] = select(
-                cases(parse_targets(lines, origin), parse_modes(values, mode_origin), _sandboxes(config)),
+                cases(parse_targets(lines, origin), parse_modes(values, mode_origin), *_axes(config)),
                 families=config.getoption("agent_audit_family") or (),
                 routes=config.getoption("agent_audit_route") or (),
                 quick=config.getoption("agent_audit_quick"),
@@ -49,7 +50,7 @@ def full_cases(config: pytest.Config) -> list[Any]:
 
     lines, origin = _targets(config)
     return select(
-        cases(parse_targets(lines, origin), parse_modes(*_configured_modes(config)), _sandboxes(config)),
+        cases(parse_targets(lines, origin), parse_modes(*_configured_modes(config)), *_axes(config)),
         families=config.getoption("agent_audit_family") or (),
         routes=config.getoption("agent_audit_route") or (),
     )
@@ -115,6 +116,11 @@ def _configured_modes(config: pytest.Config) -> tuple[list[str], str]:
     return (list(ini), "agent_audit_modes") if ini else (list(DEFAULT_MODES), "the defaults")
 
 
+def _axes(config: pytest.Config) -> tuple[list[str], list[str]]:
+    """The sandbox axis and the drift axis."""
+    return _sandboxes(config), list(clis(config))
+
+
 def _sandboxes(config: pytest.Config) -> list[str]:
     """The sandbox axis: --agent-audit-sandbox > the ini option > none ([""]: the agent as it is)."""
     from ..audit.plan import parse_sandboxes
@@ -123,6 +129,43 @@ def _sandboxes(config: pytest.Config) -> list[str]:
     if any(given):
         return parse_sandboxes(given, "--agent-audit-sandbox")
     return parse_sandboxes(config.getini("agent_audit_sandboxes") or [])
+
+
+def clis(config: pytest.Config) -> dict[str, Any]:
+    """The drift axis (--agent-audit-cli), resolved once, oldest release first: each case's `cli` (the choice that
+    plays it again: a release's version, bundled, system or a path) and the CLI it is; {"": None} without one."""
+    if _CLIS not in config.stash:
+        from ..cli_facts import version_key
+        from ..clis.choice import choose
+
+        values = [v.strip() for value in config.getoption("agent_audit_cli") or [] for v in value.split(",")]
+        found: dict[str, Any] = {}
+        try:
+            for value in filter(None, values):
+                cli = choose(value, "--agent-audit-cli")
+                same = next((other for other in found.values() if other.version == cli.version), None)
+                if same is not None:
+                    raise ConfigError(
+                        f"{same.choice} and {value} are the same release ({cli.version}): a drift axis compares "
+                        "releases, each once."
+                    )
+                found[cli.choice] = cli
+        except ConfigError as error:
+            raise pytest.UsageError(f"--agent-audit-cli: {error}") from None
+        ordered = sorted(found.items(), key=lambda item: version_key(item[1].version))
+        config.stash[_CLIS] = dict(ordered) or {"": None}
+    return config.stash[_CLIS]
+
+
+def cli_about(config: pytest.Config) -> dict[str, Any]:
+    """What a run's files say of its CLI: the drift axis's releases (`clis`: version -> the choice that plays it), or
+    the run's one CLI (options.cli_meta)."""
+    from .options import cli_meta
+
+    axis = {cli.version: choice for choice, cli in clis(config).items() if cli is not None}
+    if axis:
+        return {"cli": f"Claude Code {', '.join(axis)} (drift)", "clis": axis}
+    return cli_meta(config)
 
 
 def out_dir(config: pytest.Config) -> Path:

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from .audit_cases import audit_cases, auditing, directories, full_cases, out_dir
+from .audit_cases import audit_cases, auditing, cli_about, directories, full_cases, out_dir
 from .ci import write_outputs
 from .keys import AGENT_FROM, AUDIT
-from .options import chosen_cli, cli_meta, workspace_trust
+from .options import chosen_cli, workspace_trust
 
 JOB_SECONDS = 600  # what one CI job of a sharded audit should take
 
@@ -103,12 +103,16 @@ def _meta(config: pytest.Config, out: Path) -> dict[str, Any]:
     trust = workspace_trust(config)
     view = " --workspace-trust clone" if trust == "clone" else ""
     chosen = chosen_cli(config)
-    view += f" --cli {chosen.choice}" if chosen is not None else ""
+    about_cli = cli_about(config)
+    if about_cli.get("clis"):
+        view += f" --cli {','.join(about_cli['clis'].values())}"
+    elif chosen is not None:
+        view += f" --cli {chosen.choice}"
     return {
         "agent": f"the agent of {', '.join(where)}",
         "directory": ", ".join(where),
         "date": datetime.date.today().isoformat(),
-        **cli_meta(config),
+        **about_cli,
         "modes": " ".join(dict.fromkeys(c.mode for c in cases)),
         "targets": "; ".join(dict.fromkeys(f"{c.family} {c.target}" for c in cases)),
         "workspace_trust": trust_view(trust),

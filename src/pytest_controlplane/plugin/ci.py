@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from .audit_cases import auditing, directories
+from .audit_cases import auditing, cli_about, directories
 from .keys import ATTEMPTS, AUDIT, AUDIT_WIRING, FIXTURES, agent_module
-from .options import cli_meta, workspace_trust
+from .options import workspace_trust
 
 
 def _settings_driven(item: pytest.Item) -> bool:
@@ -101,7 +101,7 @@ def write_outputs(terminalreporter: Any, config: pytest.Config, out: Path | None
 
     meta = {"directory": ", ".join(directories(config)), "version": _version()}
     meta["workspace_trust"] = trust_view(workspace_trust(config))
-    meta.update(cli_meta(config))
+    meta.update(cli_about(config))
     written = []
     if sarif:
         written.append(sarif_log.write(records, Path(sarif).resolve(), meta=meta))

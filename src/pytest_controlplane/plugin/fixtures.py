@@ -13,6 +13,7 @@ import pytest
 
 from .. import config as settings_
 from ..errors import ConfigError, ControlPlaneError
+from .audit_cases import clis
 from .keys import AGENT_SNIPPET, CALL_FAILED, PLANTINGS, SETTINGS
 from .options import chosen_cli, workspace_trust
 from .stand_in import upstream
@@ -197,21 +198,26 @@ def agent_workspace_template() -> Path | None:
 
 
 def _as_asked(request: pytest.FixtureRequest, agent: Any) -> Any:
-    """`agent` with the CLI the test or the run chose (the marker's cli=, --agent-cli), the approval the run asks for
-    (--agent-approval) and an audit item's OS sandbox level (set before its warm pool is chosen: a pool is one CLI's
-    and one sandbox's)."""
+    """`agent` with the CLI the test, the audit item or the run chose (the marker's cli=, then --agent-audit-cli's,
+    then --agent-cli), the approval the run asks for (--agent-approval) and an audit item's OS sandbox level (set
+    before its warm pool is chosen: a pool is one CLI's and one sandbox's)."""
     from ..clis.choice import choose
 
     config = request.config
+    callspec = getattr(request.node, "callspec", None)
+    case = callspec.params.get("agent_audit_case") if callspec else None
     marked = _settings(request).cli
-    cli = choose(str(marked), "@pytest.mark.agent(cli=...)") if marked else chosen_cli(config)
+    if marked:
+        cli = choose(str(marked), "@pytest.mark.agent(cli=...)")
+    elif axis := getattr(case, "cli", ""):  # the audit's drift axis
+        cli = clis(config)[axis]
+    else:
+        cli = chosen_cli(config)
     if cli is not None and hasattr(agent, "with_cli"):  # else the agent's own (ClaudeAgent(cli=...), its cli_path)
         agent = agent.with_cli(cli.choice, cli.chosen_by)
     approval = config.getoption("agent_approval") or config.getini("agent_approval")
     if approval and hasattr(agent, "with_approval"):  # else the agent's own (ClaudeAgent(approval=...), "deny")
         agent = agent.with_approval(approval)
-    callspec = getattr(request.node, "callspec", None)
-    case = callspec.params.get("agent_audit_case") if callspec else None
     level = getattr(case, "sandbox", "")
     if level and hasattr(agent, "with_sandbox"):  # else attempt_case says the agent has no sandbox
         agent = agent.with_sandbox(level)
