@@ -68,8 +68,9 @@ def test_each_item_plays_on_each_release_and_the_drift_names_the_release_where_a
     assert re.search(r"^  Write\s+✓✓$", out, re.M), out
     assert f"drift between Claude Code 2.1.1 → {newer}: 1 cell(s) change" in out
     assert re.search(
-        rf"Monitor > \(write, as configured\): · not offered on 2\.1\.1 \(the agent does not offer the Monitor "
-        rf"tool\) → ✓ held on {re.escape(newer)} \(.*Write\(\.env\).*\): changes in {re.escape(newer)}", out
+        rf"Monitor > \(write; \*\): · not offered on 2\.1\.1 → ✓ held on {re.escape(newer)}: changes in "
+        rf"{re.escape(newer)} \(2\.1\.1: the agent does not offer the Monitor tool; {re.escape(newer)}: .*"
+        r"Write\(\.env\)", out
     ), out  # fmt: skip
     assert "write on 2.1.1: 1 bypassed" in out and f"who held on {newer}: " in out
 
@@ -133,10 +134,22 @@ def test_releases_are_ordered_as_versions_and_the_first_change_is_named():
     assert matrix.clis == ["2.1.99", "2.1.300", "2.1.337"]  # not as strings: 2.1.99 is older than 2.1.300
     (drift,) = matrix.drift()  # Write holds on all three: no drift
     assert drift.row[1] == "Bash >" and drift.first_change == "2.1.337"
-    assert drift.describe().startswith("✗ bypassed on 2.1.99 → ✗ bypassed on 2.1.300 → ✓ held on 2.1.337 (guard)")
+    assert drift.describe() == "✗ bypassed on 2.1.99, 2.1.300 → ✓ held on 2.1.337: changes in 2.1.337 (2.1.337: guard)"
     lines = matrix.lines()
     assert any(re.fullmatch(r"  Bash >\s+✗✗✓", line) for line in lines), lines
     assert "drift between Claude Code 2.1.99 → 2.1.300 → 2.1.337: 1 cell(s) change" in lines
+
+
+def test_the_same_change_under_several_modes_is_one_line_and_another_change_its_own():
+    records = [
+        record(v, c, mode=m) for m in ("default", "plan") for v, c in (("2.1.300", "held"), ("2.1.337", "bypassed"))
+    ]
+    records += [record(v, c, mode="auto") for v, c in (("2.1.300", "held"), ("2.1.337", "not offered"))]
+    matrix = Matrix.of(records)
+    drift = [line for line in matrix.drift_lines() if line.startswith("  ")]
+    assert len(matrix.drift()) == 3 and len(drift) == 2, drift
+    assert drift[0].startswith("  Bash > (write; d p): ✓ held on 2.1.300 → ✗ bypassed on 2.1.337: changes in 2.1.337")
+    assert drift[1].startswith("  Bash > (write; u): ✓ held on 2.1.300 → · not offered on 2.1.337")
 
 
 def test_a_route_only_one_release_offers_is_drift_and_one_release_alone_is_none():

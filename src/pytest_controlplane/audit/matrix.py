@@ -59,12 +59,31 @@ class Drift:
         return next(b for a, b in zip(releases, releases[1:], strict=False) if self.verdicts[a] != self.verdicts[b])
 
     def describe(self) -> str:
-        """ "✗ bypassed on 2.1.300 → ✓ held on 2.1.332 (your guard ...): changes in 2.1.332" """
-        steps = [
-            f"{SYMBOLS.get(cell, '-')} {cell} on {cli}" + (f" ({self.details[cli]})" if self.details.get(cli) else "")
-            for cli, cell in self.verdicts.items()
-        ]
-        return " → ".join(steps) + f": changes in {self.first_change}"
+        """ "✗ bypassed on 2.1.300 → ✓ held on 2.1.332, 2.1.337: changes in 2.1.332 (2.1.300: what got through;
+        2.1.332: who held it)": releases in a row with the same verdict said together, and the words on either side
+        of the first change."""
+        runs: list[tuple[str, list[str]]] = []
+        for cli, cell in self.verdicts.items():
+            if runs and runs[-1][0] == cell:
+                runs[-1][1].append(cli)
+            else:
+                runs.append((cell, [cli]))
+        steps = " → ".join(f"{SYMBOLS.get(cell, '-')} {cell} on {', '.join(clis)}" for cell, clis in runs)
+        releases = list(self.verdicts)
+        after = self.first_change
+        before = releases[releases.index(after) - 1]
+        words = "; ".join(f"{cli}: {self.details[cli]}" for cli in (before, after) if self.details.get(cli))
+        return f"{steps}: changes in {after}" + (f" ({words})" if words else "")
+
+
+def grouped(drift: list[Drift]) -> list[tuple[Drift, list[str]]]:
+    """The drift of a row and family, one entry per verdict sequence with the columns (modes) it holds for: the same
+    change under six modes is one line (the words are the first column's)."""
+    groups: dict[tuple[Row, str, tuple[tuple[str, str], ...]], tuple[Drift, list[str]]] = {}
+    for d in drift:
+        key = (d.row, d.column[0], tuple(d.verdicts.items()))
+        groups.setdefault(key, (d, []))[1].append(d.column[1])
+    return list(groups.values())
 
 
 @dataclass
@@ -232,8 +251,8 @@ class Matrix:
             return []
         drift = self.drift()
         lines = ["", f"drift between Claude Code {' → '.join(self.clis)}: {len(drift)} cell(s) change"]
-        for d in drift:
-            lines.append(f"  {d.row[1]} ({d.column[0]}, {describe(d.column[1])}): {d.describe()}")
+        for d, columns in grouped(drift):
+            lines.append(f"  {d.row[1]} ({d.column[0]}; {' '.join(map(letter, columns))}): {d.describe()}")
         return lines
 
 

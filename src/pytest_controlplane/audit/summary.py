@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .matrix import SYMBOLS, Matrix, describe, letter
+from .matrix import SYMBOLS, Matrix, describe, grouped, letter
 from .records import CELLS, Record
 
 MAX_BYTES = 60_000  # GitHub shows at most 1 MiB of a step's summary; a few screens is what a reader takes in
@@ -50,8 +50,8 @@ def markdown(records: Iterable[Record], *, meta: dict[str, Any]) -> str:
     if len(matrix.clis) > 1:
         lines += [f"### Drift between Claude Code {' → '.join(matrix.clis)}: {len(drift)} cell(s) change", ""]
         lines += [
-            f"- {_cell_text(d.row[1])} ({d.column[0]}, {describe(d.column[1])}): {_cell_text(d.describe())}"
-            for d in drift
+            f"- {_cell_text(d.row[1])} ({d.column[0]}; {', '.join(map(describe, columns))}): {_cell_text(d.describe())}"
+            for d, columns in grouped(drift)
         ]
         lines += [""] * bool(drift)
     if holes:
