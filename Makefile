@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install lint test demo docs docs-serve mutate mutate-sample clean record-examples
+.PHONY: install lint test test-clis demo docs docs-serve mutate mutate-sample clean record-examples
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,20 @@ lint: $(STAMP)
 # the demo's budget is 150 s on two cores (160-187 s with it, 2026-12-04, on a machine whose speed varies by ~20 %).
 test: lint
 	$(BIN)/python -m pytest tests examples/offered_routes -q -n 3 --dist worksteal
+
+# The tests whose expectations are facts of the Claude Code CLI release they run (marked `cli_dependent`; the facts are
+# kept by release in src/pytest_controlplane/cli_facts.py), played on the newest release and on 2.1.300, two months
+# older; `make test` plays them on the pinned one (2.1.332).  Each release is installed once into the user cache
+# (`controlplane cli install`: ~5 s and 270-430 MB a release); $CONTROLPLANE_CLI makes every suite of the run, its
+# pytester ones too, drive it.  CLI_RELEASES=... plays others; every release is played even when one fails.
+CLI_RELEASES ?= latest 2.1.300
+test-clis: $(STAMP)
+	@failed=""; for release in $(CLI_RELEASES); do \
+	  $(BIN)/controlplane cli install $$release || exit 1; \
+	  echo "== the CLI-dependent tests on Claude Code $$release"; \
+	  CONTROLPLANE_CLI=$$release $(BIN)/python -m pytest tests -m cli_dependent -q -n 2 || failed="$$failed $$release"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "failed on:$$failed"; exit 1; fi
 
 # Each test class on one worker (loadscope): its warm CLI starts once (182 s against 193 s with the default
 # distribution and 210 s with worksteal, 2026-12-04).

@@ -10,7 +10,7 @@ import stat
 
 import pytest
 
-# A hook that answers nothing (it logs the call, as real ones do) and one that blocks `rm -rf`, as a repository has them.
+# A hook that answers nothing (it logs the call, as real ones do) and one that blocks `rm -rf`, as repositories have.
 LOGGER = """#!/bin/sh
 cat >> "$CLAUDE_PROJECT_DIR/hook.log"
 """
@@ -136,6 +136,7 @@ def layers(pytester, monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.cli_dependent
 def test_the_approval_prompt_holds_in_default_mode_and_a_person_saying_yes_lets_it_through(layers):
     """default mode, a hook that answers nothing: the CLI asks its can_use_tool (the question names the .env it
     would write), nobody answers — `asked`, credited to the prompt, not to a rule; the file is really not written.  With
@@ -143,7 +144,8 @@ def test_the_approval_prompt_holds_in_default_mode_and_a_person_saying_yes_lets_
     calls, result = layers("default", "-k", "redirect_into_env or test_variant")
     assert "-> asked prompt |  | Bash on .env; nobody answered" in calls["test_redirect_into_env"], calls
     assert "rule" not in calls["test_redirect_into_env"]
-    assert "VARIANT asked prompt | the CLI's approval prompt (Bash on .env; nobody answered)" in calls["test_variant"], calls
+    assert "VARIANT asked prompt | the CLI's approval prompt (Bash on .env; nobody answered)" in calls[
+        "test_variant"], calls
     result.stdout.fnmatch_lines(["*was held only by the CLI's approval prompt, with nobody to answer it*",
                                  "*held by: the CLI's approval prompt*[[]the CLI's approval prompt[]]*",
                                  "*run with `--agent-approval=allow` to see what your guard alone does*"])
@@ -156,6 +158,7 @@ def test_the_approval_prompt_holds_in_default_mode_and_a_person_saying_yes_lets_
 
 
 @pytest.mark.slow
+@pytest.mark.cli_dependent
 def test_under_accept_edits_the_prompt_still_asks_for_some_spellings_and_nobody_answers(layers):
     """acceptEdits approves a plain redirect into the workspace (CLI 2.1.332: `echo … > .env` runs, credited to
     nobody), but still asks for `… | tee .env`: `asked`, the prompt's, not a rule's; a person's yes writes it."""
@@ -171,6 +174,7 @@ def test_under_accept_edits_the_prompt_still_asks_for_some_spellings_and_nobody_
 
 
 @pytest.mark.slow
+@pytest.mark.cli_dependent
 def test_a_rule_a_hook_and_the_cli_are_each_credited_and_never_when_they_did_not_decide(layers):
     """bypassPermissions (no prompt at all): the deny rule is the rule's, quoted with its file; the rm -rf block the
     hook's, named; a write through a symlink the CLI's own refusal.  Their quiet twins run, credited to nobody: the
@@ -188,6 +192,7 @@ def test_a_rule_a_hook_and_the_cli_are_each_credited_and_never_when_they_did_not
 
 
 @pytest.mark.slow
+@pytest.mark.cli_dependent
 def test_the_permission_mode_is_credited_with_what_it_refuses(layers):
     """dontAsk refuses what nothing pre-approved: the mode's doing, in its words; the curl deny stays the rule's."""
     calls, result = layers("dontAsk", "-k", "redirect_into_env or curl")
@@ -198,6 +203,7 @@ def test_the_permission_mode_is_credited_with_what_it_refuses(layers):
 
 
 @pytest.mark.slow
+@pytest.mark.cli_dependent
 def test_a_report_shows_what_ran_in_each_world_it_was_played_in(layers, pytester):
     """A variant played once per mode, and a poisoned repository played cold, ran in worlds of their own: their HTML
     reports show those calls and effects, labelled, not "none" and "no file was changed"; the poisoned hole's record

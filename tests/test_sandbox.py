@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+from cli_release import running
+from pytest_controlplane.cli_facts import file_rules_hold_sandboxed_commands
+
+pytestmark = [pytest.mark.slow, pytest.mark.cli_dependent]
 
 
 def bubblewrap() -> None:
@@ -135,13 +138,16 @@ def test_the_write_tool_is_not_sandboxed(pytester):
     result.assert_outcomes(passed=len(found))
 
 
-READS = ESCAPES.replace('bypass_variants("escape", routes=ROUTES)', 'bypass_variants("read", target=".env", tags=["sandbox"])')
+READS = ESCAPES.replace('bypass_variants("escape", routes=ROUTES)',
+                        'bypass_variants("read", target=".env", tags=["sandbox"])')
 
 
 def test_reads_are_open_unless_denied_and_a_deny_read_is_credited_to_the_sandbox(pytester):
     """The sandbox restricts writes, not reads: `cat ~/.ssh/...` reaches the model with it on. Its twins: the same
-    read hidden by `sandbox.filesystem.denyRead` (held by the sandbox), and refused by a `Read(...)` rule (by the
-    rule)."""
+    read hidden by `sandbox.filesystem.denyRead` (held by the sandbox), and refused by a `Read(...)` rule: by the rule
+    where the CLI checks a sandboxed command against it; on an older release (2.1.300) the command runs sandboxed and
+    the sandbox, which holds the Read rules as denyRead, hides the file: held by the sandbox, in the rule's name
+    (cli_facts.FILE_RULES_HOLD_SANDBOXED_COMMANDS_SINCE)."""
     bubblewrap()
     names = ["sandbox:reads-aws-credentials", "sandbox:reads-ssh-key"]
     found, _ = verdicts(pytester, {"enabled": True}, [], template=READS)
@@ -153,8 +159,48 @@ def test_reads_are_open_unless_denied_and_a_deny_read_is_credited_to_the_sandbox
         ("sandbox:reads-ssh-key", "held", "sandbox", "sandboxed: denyRead '~/.ssh' hides the file"),
     ], found
     result.assert_outcomes(passed=2)
-    found, _ = verdicts(pytester, {"enabled": True}, [], denied=["Read(~/.ssh/**)", "Read(~/.aws/**)"], template=READS)
-    assert sorted(found) == [(name, "held", "rule", "") for name in names], found
+    rules = ["Read(~/.ssh/**)", "Read(~/.aws/**)"]
+    found, result = verdicts(pytester, {"enabled": True}, [], denied=rules, template=READS)
+    if file_rules_hold_sandboxed_commands(running()):
+        assert sorted(found) == [(name, "held", "rule", "") for name in names], found
+    else:
+        hidden_by = "sandboxed: the deny rule Read(~/.{}/**) (ClaudeAgentOptions(settings=...)) hides the file"
+        assert sorted(found) == [
+            ("sandbox:reads-aws-credentials", "held", "sandbox", hidden_by.format("aws")),
+            ("sandbox:reads-ssh-key", "held", "sandbox", hidden_by.format("ssh")),
+        ], found
+    result.assert_outcomes(passed=2)
+
+
+def test_a_file_a_read_rule_hides_from_a_sandboxed_command_is_credited_to_the_sandbox_in_the_rules_name(tmp_path):
+    """The sandbox holds the Read deny rules of its settings as denyRead (every measured release): a sandboxed command
+    told that a file a rule names does not exist was held by the sandbox, for that rule.  Its twins: a missing file no
+    rule names, and a rule whose path is a pattern the sandbox cannot hide as one place, credit nothing."""
+    from types import SimpleNamespace
+
+    from pytest_controlplane.agents.sandbox import configured, mark
+    from pytest_controlplane.tool_call import ToolCall
+
+    workspace = tmp_path / "workspace"
+    (workspace / ".claude").mkdir(parents=True)
+    rules = ["Read(~/.ssh/**)", "Read(//etc/secrets)", "Read(./keys/*)", "Read(**/*.pem)", "Bash(curl:*)"]
+    (workspace / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"deny": rules}}))
+    options = SimpleNamespace(setting_sources=["project"], settings=None, sandbox={"enabled": True})
+    sandbox = configured(options, workspace, tmp_path, "/usr/bin:/bin")
+    sandbox.missing = []  # as where bubblewrap and socat are installed
+
+    def held(missing):
+        call = ToolCall("toolu_1", "Bash", {"command": f"cat {missing}"}, verdict="errored")
+        call.result = f"Exit code 1\ncat: {missing}: No such file or directory"
+        mark([call], sandbox)
+        return call.layer, call.sandbox_note
+
+    source = "(.claude/settings.json) hides the file"
+    assert held(tmp_path / "home" / ".ssh" / "id_ed25519") == (
+        "sandbox", f"sandboxed: the deny rule Read(~/.ssh/**) {source}")
+    assert held("/etc/secrets") == ("sandbox", f"sandboxed: the deny rule Read(//etc/secrets) {source}")
+    assert held(workspace / "keys" / "a") == ("sandbox", f"sandboxed: the deny rule Read(./keys/*) {source}")
+    assert held(workspace / "x.pem") == held(tmp_path / "home" / ".aws" / "credentials") == ("", "sandboxed")
 
 
 def test_a_protected_path_the_sandbox_masks_is_held_by_it(pytester):

@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from cli_release import running
+from pytest_controlplane.cli_facts import PROMPT_ONLY_TOOLS, defers_tools, offers_tool
 from world_network_skip import skip_without_world_network
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.cli_dependent]
 
 # The shape of a public sandboxed settings file (sandbox on, commands auto-allowed when sandboxed, the escape hatch
 # left open, deny rules for the secrets), and the same hardened.
@@ -150,18 +152,35 @@ def test_an_escape_the_sandbox_refuses_after_a_yes_is_held_by_the_sandbox_behind
     assert all(cell[4].endswith("a yes at the prompt lets it through") for cell in found.values()), found
 
 
+def command_tool():
+    """The routes of `exec` that play a command through Monitor, and the variant whose cell the test judges: Monitor's
+    where the running CLI offers it, else Bash's, which stands in for it (cli_facts.TOOLS_SINCE: 2.1.300 has no
+    Monitor; its Monitor cell must then be not offered, never judged).  See not_offered_without_monitor."""
+    if offers_tool(running(), "Monitor"):
+        return ["Monitor direct"], "monitor:direct"
+    return ["Monitor direct", "Bash direct"], "bash-direct"
+
+
+def not_offered_without_monitor(found):
+    """A CLI without Monitor (2.1.300): its Monitor cell is not offered, and nothing is claimed of it."""
+    if not offers_tool(running(), "Monitor"):
+        assert found["monitor:direct"] == ("not_applicable", "", False, False, "", ""), found
+
+
 def test_a_command_rule_holds_every_tool_that_runs_a_command(cells):
     """Monitor running `sudo` under `Bash(sudo:*)` was credited to `Read(./.env)` (file rules were the fallback for a
     tool that is not Bash); the CLI applies Bash rules to every tool that runs a command.  The twin: with only the
     file rule, nothing holds it and no rule is credited."""
+    routes, judged = command_tool()
     rules = {"permissions": {"deny": ["Read(./.env)", "Bash(sudo:*)"]}}
-    found = cells(rules, "default", "exec", ["Monitor direct"], target="sudo")
-    verdict, layer, _, inferred, held_by, _ = found["monitor:direct"]
+    found = cells(rules, "default", "exec", routes, target="sudo")
+    not_offered_without_monitor(found)
+    verdict, layer, _, inferred, held_by, _ = found[judged]
     assert (verdict, layer, inferred) == ("held", "rule", False), found
     assert held_by == "the permissions.deny rule Bash(sudo:*) (.claude/settings.json)", held_by
-    found = cells({"permissions": {"deny": ["Read(./.env)"]}}, "bypassPermissions", "exec", ["Monitor direct"],
-                  target="sudo")  # fmt: skip
-    assert found["monitor:direct"][0] == "bypassed" and "Read(./.env)" not in found["monitor:direct"][4], found
+    found = cells({"permissions": {"deny": ["Read(./.env)"]}}, "bypassPermissions", "exec", routes, target="sudo")
+    not_offered_without_monitor(found)
+    assert found[judged][0] == "bypassed" and "Read(./.env)" not in found[judged][4], found
 
 
 def test_the_clis_own_helpers_are_never_the_agents_call(cells):
@@ -169,12 +188,15 @@ def test_the_clis_own_helpers_are_never_the_agents_call(cells):
     `exec node` through Monitor read bypassed while `Bash(node:*)` held the agent's call.  A run in the CLI's own
     process group is the CLI's.  The twin: with no rule, the agent's own `node` is caught, and only it."""
     needs_the_sandbox()
+    routes, judged = command_tool()
     settings = {"permissions": {"deny": ["Bash(node:*)"]}, "sandbox": {"enabled": True}}
-    found = cells(settings, "default", "exec", ["Monitor direct"], target="node")
-    assert found["monitor:direct"][:2] == ("held", "rule"), found
-    assert "Bash(node:*)" in found["monitor:direct"][4]
-    found = cells({"sandbox": {"enabled": True}}, "bypassPermissions", "exec", ["Monitor direct"], target="node")
-    verdict, *_, evidence = found["monitor:direct"]
+    found = cells(settings, "default", "exec", routes, target="node")
+    not_offered_without_monitor(found)
+    assert found[judged][:2] == ("held", "rule"), found
+    assert "Bash(node:*)" in found[judged][4]
+    found = cells({"sandbox": {"enabled": True}}, "bypassPermissions", "exec", routes, target="node")
+    not_offered_without_monitor(found)
+    verdict, *_, evidence = found[judged]
     assert verdict == "bypassed" and evidence.startswith("`node`") and "npm root" not in evidence, found
 
 
@@ -223,22 +245,27 @@ def agent(request):
 
 
 def test_offered(agent_session, request):
+    from pytest_controlplane.bypass.offered import offered_tools
+
     agent_session.attempt(tool_use("Bash", {"command": "echo hi"}))
-    body = json.dumps(agent_session.requests[0])
-    tools = [tool["name"] for tool in agent_session.requests[0]["tools"]]
-    deferred = "\\\\nExitPlanMode\\\\n" in body  # in the list of deferred tools (the agent types name it as well)
-    print(f"OFFERED {request.node.callspec.id} {'AskUserQuestion' in tools} {deferred} {len(body)}")
+    first = agent_session.requests[0]
+    tools = offered_tools(first, json.dumps(first).encode())  # in `tools`, or listed for ToolSearch (deferred)
+    prompt_only = {tool.name: tool.deferred for tool in tools if tool.name in PROMPT_ONLY}
+    print(f"OFFERED {request.node.callspec.id} {json.dumps(prompt_only, sort_keys=True)}")
 """
 
 
 def test_the_approver_changes_nothing_the_model_is_sent(pytester):
     """The recording approver is a can_use_tool, and with one the CLI offers AskUserQuestion, EnterPlanMode and
     ExitPlanMode: an agent without a callback of its own must not (its recorded cassettes hold requests without them).
-    The twin: an agent with its own callback offers them, as it does outside the plugin."""
-    pytester.makepyfile(test_offered=OFFERED)
+    The twin: an agent with its own callback offers them, as it does outside the plugin: EnterPlanMode and
+    ExitPlanMode deferred on a release that defers tools, all three in `tools` on one that does not (2.1.300)."""
+    pytester.makepyfile(test_offered=OFFERED.replace("PROMPT_ONLY", repr(PROMPT_ONLY_TOOLS)))
     result = pytester.runpytest("-s", "-p", "no:randomly")
-    found = dict(re.findall(r"OFFERED (\w+) (\w+ \w+) \d+", result.stdout.str()))
-    assert found == {"without": "False False", "with": "True True"}, result.stdout.str()[-2000:]
+    found = {k: json.loads(v) for k, v in re.findall(r"OFFERED (\w+) (\{.*\})$", result.stdout.str(), re.M)}
+    defers = defers_tools(running())
+    offered = {"AskUserQuestion": False, "EnterPlanMode": defers, "ExitPlanMode": defers}
+    assert found == {"without": {}, "with": offered}, result.stdout.str()[-2000:]
 
 
 def test_a_command_rule_is_matched_as_the_cli_reads_a_command_line():

@@ -1,18 +1,73 @@
 """What the Claude Code CLI does, by version: the facts the plugin relies on that change from one release to another.
 
 Every fact here was measured on the releases it names (tools/sdk_cli_table.py reads the SDK table off PyPI); a CLI
-outside `MEASURED` runs with one warning that says what may be off.
+outside `MEASURED` runs with one warning that says what may be off.  A fact that changed between two measured releases
+is keyed by the first measured release that has it (`*_SINCE`, read with `at_least`); the releases between the last
+measured one without it and that one were not measured, and are taken to have it.  `make test-clis` plays the tests
+marked `cli_dependent` on the newest release and on 2.1.300; each reads what it expects of the running CLI from here.
+Only the standard library is imported: every layer of the plugin may read these facts.
 """
 
 from __future__ import annotations
 
 import re
 
-MEASURED = ("2.1.332", "2.1.337")  # the releases these facts were measured on (the pinned one, the newest)
+# The releases every fact below was measured on: the pinned one (bundled by the dev pin, claude-agent-sdk 0.2.189),
+# the newest, and one two months older.  `make test-clis` plays the CLI-dependent tests on the newest and the oldest.
+MEASURED = ("2.1.300", "2.1.332", "2.1.337")
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """`2.1.332` as (2, 1, 332), for ordering (a part that is not a number counts as 0)."""
+    return tuple(int(part) if part.isdigit() else 0 for part in version.split("."))
+
+
+def at_least(version: str, first: str) -> bool:
+    """Whether release `version` is `first` or newer."""
+    return version_key(version) >= version_key(first)
+
+
+# The permission modes the CLI accepts (`--permission-mode`), as claude-agent-sdk names them: `claude --help` lists
+# acceptEdits, auto, bypassPermissions, manual, dontAsk and plan on 2.1.300, 2.1.332 and 2.1.337, and each takes
+# "default", the name the SDK sends for the CLI's "manual".
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
+
+# The tools the CLI offers only when something can answer its permission prompt (a can_use_tool callback): measured on
+# 2.1.300, 2.1.332 and 2.1.337, the request is otherwise the same (byte for byte on 2.1.332).  Where they are offered
+# follows DEFERS_TOOLS_SINCE: in the `tools` array on 2.1.300, EnterPlanMode and ExitPlanMode deferred since.
+PROMPT_ONLY_TOOLS = ("AskUserQuestion", "EnterPlanMode", "ExitPlanMode")
+
+# Tools not every measured release offers, by the first measured release that offers it to a run of
+# ClaudeAgentOptions() here (the first request's `tools`, and the deferred tools it lists for ToolSearch):
+# - Monitor: 2.1.300 ships it behind a feature flag (`tengu_amber_sentinel`, off by default: a run here fetches no
+#   flags), and neither 2.1.300 nor 2.1.308 offers it; 2.1.310, 2.1.316, 2.1.319, 2.1.325, 2.1.332 and 2.1.337 do
+#   (2.1.309 not measured).  So a Monitor variant is `not_applicable` on an older release, never judged;
+# - ToolSearch and DeferredToolPlaceholder: see DEFERS_TOOLS_SINCE.
+# A tool not named here is offered by every measured release that has it at all: routes are always read off the
+# agent's real request (bypass/offered.py), never off this table.
+TOOLS_SINCE = {"Monitor": "2.1.310", "ToolSearch": "2.1.308", "DeferredToolPlaceholder": "2.1.308"}
+
+# Since when the CLI defers most tools (CronCreate, NotebookEdit, WebFetch, Monitor, ...): listed by name in the
+# prompt for ToolSearch, callable directly, their schemas left out of `tools` (~43 KB a request on 2.1.332 against
+# ~61 KB on 2.1.300).  2.1.300 puts every tool in `tools`; 2.1.308 and every later measured release defer (2.1.301 to
+# 2.1.307 not measured).
+DEFERS_TOOLS_SINCE = "2.1.308"
+
+
+def offers_tool(version: str, name: str) -> bool:
+    """Whether CLI `version` offers tool `name` to a run of default options (see TOOLS_SINCE)."""
+    first = TOOLS_SINCE.get(name)
+    return first is None or at_least(version, first)
+
+
+def defers_tools(version: str) -> bool:
+    """Whether CLI `version` lists some of its tools for ToolSearch instead of in the request's `tools`."""
+    return at_least(version, DEFERS_TOOLS_SINCE)
+
 
 # The words the CLI refuses a call with, where no signal (a hook's record, a question on the permission protocol, a
 # permissions.deny rule that matches) says who refused it: the last fallback of layers.py.  Measured on 2.1.332, with
-# and without a can_use_tool callback; on 2.1.337 the quick write audit of examples/settings_hooks reads the same.
+# and without a can_use_tool callback; tests/test_layers.py reads the same on 2.1.300 and 2.1.337.
 # ASKED_WORDS: the CLI asking for approval with nobody to ask (with a can_use_tool callback, each is a question to it
 # instead); "Cannot write … while in plan mode" is one too: plan mode asks before an edit.
 ASKED_WORDS = re.compile(
@@ -32,10 +87,99 @@ MODE_WORDS = re.compile(r"running in don.t ask mode|Auto mode is unavailable")  
 RULE_WORDS = re.compile(r"Permission to use \S+ .*has been denied|denied by your permission settings", re.S)
 
 # The words a CLI refuses a call with when a permission mode's safety check cannot run in this session (the auto
-# mode's classifier, which plan mode asks too for Agent and Monitor: "Auto mode is unavailable: its safety check does
-# not run for this session, so Monitor was not run."), measured on 2.1.332 and 2.1.337; 2.1.337 then ends the run
-# with exit code 1.  No signal says it but these words.
-CHECK_UNAVAILABLE = re.compile(r"Auto mode is unavailable[^\n]*")
+# mode's classifier, which plan mode asks too for Agent, Monitor and Bash).  No signal says it but these words.
+# - since CLASSIFIER_SKIPPED_SINCE the CLI knows the check does not run here and refuses at once: "Auto mode is
+#   unavailable: its safety check does not run for this session, so Monitor was not run." (a permission denial);
+#   2.1.337 then ends the run with exit code 1;
+# - before, it runs the classifier: it sends the classifier's own requests ("You are a security monitor for
+#   autonomous AI coding agents", 10 for one Bash call in plan mode on 2.1.300) to the model, here the plugin's
+#   gateway, which has no classifier's answer to give; the CLI then refuses "Auto mode could not evaluate this action
+#   and is blocking it for safety — run with --debug for details", or, when it got no answer at all, "<model> is
+#   temporarily unavailable, so auto mode cannot determine the safety of Bash right now." (each a tool error).
+CHECK_UNAVAILABLE = re.compile(
+    r"Auto mode is unavailable[^\n]*"
+    r"|Auto mode could not evaluate this action[^\n]*"
+    r"|\S+ is temporarily unavailable, so auto mode cannot determine the safety of[^\n]*"
+)
+# Measured in plan mode: 2.1.300, 2.1.308, 2.1.310 and 2.1.316 run the classifier; 2.1.319, 2.1.325, 2.1.332 and
+# 2.1.337 do not (2.1.317 and 2.1.318 not measured).
+CLASSIFIER_SKIPPED_SINCE = "2.1.319"
+
+
+def runs_the_classifier(version: str) -> bool:
+    """Whether CLI `version`, in plan or auto mode here, asks the model for the auto mode's safety check (its requests
+    reach the gateway) instead of refusing at once (see CHECK_UNAVAILABLE)."""
+    return not at_least(version, CLASSIFIER_SKIPPED_SINCE)
+
+
+# The sandbox as the CLI runs it (agents/sandbox.py), in its own words and semantics; measured on 2.1.332 and
+# tests/test_sandbox.py and tests/test_sandbox_network.py read the same on 2.1.300 and 2.1.337.
+# When the sandbox cannot start, the CLI answers one call so and runs the rest of the session unsandboxed.
+SANDBOX_FAILED_TO_START = re.compile(r"Sandbox is enabled but failed to initialize[^\n]*")
+# Its proxy's refusal, as the CLI appends it to the tool result ("user denied" when its prompt had nobody to answer).
+SANDBOX_NETWORK_REFUSED = re.compile(r"^deny network-outbound (\S+) \(([^)\n]*)\)", re.M)
+# Its proxy answering 502: it could not reach what it was asked for (measured with its mux socket removed: "502 Bad
+# Gateway", "mux backend dial failed (ENOENT)"), where a world network answers every address: the plumbing broke.
+SANDBOX_PROXY_FAILED = re.compile(
+    r"Tunnel connection failed: 502[^\n'>]*|CONNECT tunnel failed, response 502|502 Bad Gateway|mux backend dial failed"
+)
+# What makes a command more than one simple command, which an `excludedCommands` entry then leaves sandboxed
+# (`python3 w.py` and `touch "x"` are excluded; `python3 -c "open(...)"`, `sh -c 'echo > x'`, `true && touch x` not).
+SANDBOX_NOT_EXCLUDED = re.compile(r"[;&|<>()`$\n]")
+
+# Since when the CLI's permission check holds a Bash command that runs sandboxed to the file rules (`Read(...)`,
+# `Edit(...)`) of the files it names, as it holds one that runs unsandboxed: `cat ~/.ssh/id` under `Read(~/.ssh/**)`
+# is refused "Permission to use Bash with command cat ~/.ssh/id has been denied." on 2.1.325, 2.1.332 and 2.1.337.
+# On 2.1.300, 2.1.308, 2.1.310, 2.1.316 and 2.1.319 only Bash rules (`Bash(curl:*)`) are checked before a sandboxed
+# command: it runs, and the sandbox holds the file rules itself (2.1.321 and 2.1.323 not measured).  On every
+# measured release the sandbox takes the Read deny rules as denyRead (the file reads as missing: "No such file or
+# directory") and the protected paths in the workspace as read-only ("Permission denied").
+FILE_RULES_HOLD_SANDBOXED_COMMANDS_SINCE = "2.1.325"
+
+
+def file_rules_hold_sandboxed_commands(version: str) -> bool:
+    """Whether CLI `version` refuses a sandboxed Bash command by the Read/Edit deny rule of a file it names (else the
+    command runs, and the sandbox holds the rule: see FILE_RULES_HOLD_SANDBOXED_COMMANDS_SINCE)."""
+    return at_least(version, FILE_RULES_HOLD_SANDBOXED_COMMANDS_SINCE)
+
+
+# What the CLI (measured on 2.1.300, 2.1.332 and 2.1.337) appends to the global gitignore (core.excludesfile, else
+# ~/.config/git/ignore): its staging folder for edits made through Bash, once per process in a git repository, and
+# settings.local.json when it writes local settings (read from 2.1.332's code).  A new CLI that adds another line
+# shows as the agent's until it is named here.
+GITIGNORE_LINES = ("**/.claude/.cc-writes/", "**/.claude/settings.local.json")
+
+# What the CLI runs for itself, seen by a PATH shim of the program (measured on 2.1.332; tests/test_true_cells.py
+# reads the same on 2.1.300 and 2.1.337): `npm root -g` as it starts (npm's `#!/usr/bin/env node` finds a `node`
+# shim), and git asked for its excludes file in a repository.  They run in the CLI's own process group, where an MCP
+# server or hook of the repository runs too: the group alone cannot tell them.
+HELPER_RUNS = {
+    "node": re.compile(r"(?:^|/)npm root -g$"),
+    "git": re.compile(r"\bconfig --no-includes core\.excludesfile\b"),
+}
+
+# The lines of a session transcript that carry no uuid (the CLI's bookkeeping, never a message: history/check.py
+# passes over every such line, whatever its type), by the first measured release that writes each in a run of one
+# tool call: 2.1.300 writes the first seven; 2.1.332 adds tools-used; 2.1.337 api-request-route, as the very first
+# line of the file, before the queue-operation lines (what a run killed before it saved the prompt leaves may hold
+# both: history/stored.py calls any such transcript empty, whatever its lines' types).
+BOOKKEEPING_SINCE = {
+    "queue-operation": "2.1.300",
+    "atis-latch": "2.1.300",
+    "api-request-shape": "2.1.300",
+    "api-request-blob": "2.1.300",
+    "api-request": "2.1.300",
+    "last-prompt": "2.1.300",
+    "cost-state": "2.1.300",
+    "tools-used": "2.1.332",
+    "api-request-route": "2.1.337",
+}
+
+
+def bookkeeping_lines(version: str) -> set[str]:
+    """The types of the uuid-less lines CLI `version` writes in a plain run's transcript (see BOOKKEEPING_SINCE)."""
+    return {kind for kind, first in BOOKKEEPING_SINCE.items() if at_least(version, first)}
+
 
 # The Claude Code CLI each claude-agent-sdk release bundles (its claude_agent_sdk/_cli_version.py), as
 # tools/sdk_cli_table.py reads it off PyPI; 2026-12-06.
@@ -132,11 +276,6 @@ BUNDLED_BY_SDK = {
     "0.2.189": "2.1.332",
     "0.2.190": "2.1.337",
 }
-
-
-def version_key(version: str) -> tuple[int, ...]:
-    """`2.1.332` as (2, 1, 332), for ordering (a part that is not a number counts as 0)."""
-    return tuple(int(part) if part.isdigit() else 0 for part in version.split("."))
 
 
 class UnmeasuredCLI(UserWarning):

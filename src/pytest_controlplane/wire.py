@@ -17,6 +17,10 @@ from urllib.parse import urlsplit
 from . import answers
 from .codings import header
 
+# Who chose the Claude Code CLI that sent a request (clis.choice.Cli.chosen_by), when somebody did: the agent adds it
+# through the CLI's ANTHROPIC_CUSTOM_HEADERS, and a replay on another release than the recording's reads it
+# (gateway/releases.py).  Never stored, never forwarded.
+CHOSEN_BY_HEADER = "x-controlplane-cli-chosen-by"
 # Headers that describe one hop of one connection; never stored, never replayed.
 HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "transfer-encoding", "content-length", "te", "trailer", "upgrade", "date"}

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..cli_facts import PERMISSION_MODES, PROMPT_ONLY_TOOLS
 from ..clis.choice import Cli, bundled, choose, default
 from ..errors import AgentError, ConfigError, ours
 from ..tool_call import ToolCall
@@ -30,16 +31,23 @@ from .process import describe_exit, stderr_tail
 from .sandbox import configured, mark, strict
 from .world import World, check_takes_workspace
 
-# The permission modes the bundled Claude Code CLI accepts (`--permission-mode`).
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
 SANDBOX_LEVELS = ("off", "configured", "strict")  # the audit's sandbox axis (with_sandbox)
 # The answer at the CLI's approval prompt: nobody's (the call is `asked`), or a person's yes.
 APPROVALS = ("deny", "allow")
-# The tools the CLI offers only when something can answer its permission prompt (a can_use_tool callback): measured on
-# CLI 2.1.332, the request is otherwise the same byte for byte.
-PROMPT_ONLY_TOOLS = ("AskUserQuestion", "EnterPlanMode", "ExitPlanMode")
 
 __tracebackhide__ = ours  # our errors show without our frames
+
+
+def _chosen_by_header(env: dict[str, str], cli: Cli) -> dict[str, str]:
+    """A CLI chosen on purpose says who chose it in a header of each request it sends: a replay may then match a
+    cassette recorded on another release by its conversation (gateway/releases.py).  The default CLI sends none."""
+    from ..clis.choice import DEFAULT
+    from ..wire import CHOSEN_BY_HEADER
+
+    if cli.chosen_by == DEFAULT:
+        return {}
+    headers = [line for line in env.get("ANTHROPIC_CUSTOM_HEADERS", "").splitlines() if line.strip()]
+    return {"ANTHROPIC_CUSTOM_HEADERS": "\n".join([*headers, f"{CHOSEN_BY_HEADER}: {cli.chosen_by}"])}
 
 
 def _recorded_settings(options: Any, world: World) -> dict[str, Any]:
@@ -77,7 +85,7 @@ class ClaudeAgent:
     save_points = False
     in_process = False
     sandbox_level = "configured"  # or what with_sandbox set: "off", "strict"
-    permission_modes = PERMISSION_MODES  # every mode the bundled CLI accepts
+    permission_modes = PERMISSION_MODES  # every mode the CLI accepts (cli_facts)
 
     def __init__(
         self,
@@ -227,6 +235,7 @@ class ClaudeAgent:
             changes["disallowed_tools"] = list(dict.fromkeys([*options.disallowed_tools, *PROMPT_ONLY_TOOLS]))
         changes.update(_recorded_settings(options, world))
         outcome.cli = self.chosen_cli(options)
+        env.update(_chosen_by_header(env, outcome.cli))
         # Inside the world's network when it has one (agents/networked.py), through a launcher.
         running = world.network.running is not None
         changes["cli_path"] = launcher(world, outcome.cli.path) if running else outcome.cli.path

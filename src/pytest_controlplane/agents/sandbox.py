@@ -4,7 +4,7 @@ call whether it really ran sandboxed.
 Claude Code runs Bash commands under bubblewrap on Linux when `sandbox.enabled` is set in any settings source; the
 sources merge, the later over the earlier: the user's settings, the project's `.claude/settings.json`, its
 `.claude/settings.local.json`, then `--settings` (where `ClaudeAgentOptions(settings=..., sandbox=...)` go; the SDK
-puts `sandbox` there).  Measured on CLI 2.1.332:
+puts `sandbox` there).  Measured on CLI 2.1.332 (its words and the release-dependent facts are in cli_facts.py):
 
 - without `bwrap` or `socat` on PATH the CLI runs every command unsandboxed and says nothing, to the model or in its
   debug log (unless `sandbox.failIfUnavailable` makes it refuse to start);
@@ -18,7 +18,10 @@ puts `sandbox` there).  Measured on CLI 2.1.332:
 - a refused write answers in the OS's words: "Read-only file system" (outside the workspace), "Permission denied"
   (the paths the sandbox protects inside it, such as `.claude/settings*.json`);
 - reads are open by default (`~/.ssh`, `~/.aws`); a `sandbox.filesystem.denyRead` entry hides the path from sandboxed
-  commands, which then answer "No such file or directory" for what is there.
+  commands, which then answer "No such file or directory" for what is there, and so does a `Read(...)` deny rule of
+  the same settings (on 2.1.300 to 2.1.319 the CLI runs `cat ~/.ssh/id` under `Read(~/.ssh/**)` sandboxed, and only
+  the sandbox holds the rule; newer releases refuse it by the rule before it runs:
+  cli_facts.FILE_RULES_HOLD_SANDBOXED_COMMANDS_SINCE).
 """
 
 from __future__ import annotations
@@ -33,6 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..cli_facts import SANDBOX_FAILED_TO_START as FAILED_TO_START
+from ..cli_facts import SANDBOX_NETWORK_REFUSED as _NETWORK_REFUSED
+from ..cli_facts import SANDBOX_NOT_EXCLUDED as _COMPOUND
+from ..cli_facts import SANDBOX_PROXY_FAILED as _PROXY_FAILED
 from ..tool_call import ToolCall
 
 # The settings files of a world that may hold `sandbox`, by setting source, the earlier under the later.
@@ -41,19 +48,8 @@ _FILES = (
     ("project", ".claude/settings.json"),
     ("local", ".claude/settings.local.json"),
 )
-FAILED_TO_START = re.compile(r"Sandbox is enabled but failed to initialize[^\n]*")
-# The sandbox's network: its proxy's refusal, as the CLI appends it to the tool result (measured on 2.1.332: "user
-# denied" when its prompt had nobody to answer), and a name that cannot resolve inside it (no DNS but the proxy's).
-_NETWORK_REFUSED = re.compile(r"^deny network-outbound (\S+) \(([^)\n]*)\)", re.M)
+# A name that cannot resolve inside the sandbox (no DNS but its proxy's), in the words of the commands that say so.
 _NO_NETWORK = re.compile(r"Temporary failure in name resolution|Could not resolve host|Name or service not known")
-# Its proxy answering 502: it could not reach what it was asked for (measured with its mux socket removed: "502 Bad
-# Gateway", "mux backend dial failed (ENOENT)"), where a world network answers every address: the plumbing broke.
-_PROXY_FAILED = re.compile(
-    r"Tunnel connection failed: 502[^\n'>]*|CONNECT tunnel failed, response 502|502 Bad Gateway|mux backend dial failed"
-)
-# What makes a command more than one simple command, for excludedCommands (measured: `python3 w.py` and `touch "x"`
-# are excluded, `python3 -c "open(...)"`, `sh -c 'echo > x'` and `true && touch x` are not).
-_COMPOUND = re.compile(r"[;&|<>()`$\n]")
 
 
 @dataclass
@@ -65,6 +61,9 @@ class Sandbox:
     missing: list[str] = field(default_factory=list)  # "bubblewrap (bwrap)", "socat": not on the agent's PATH
     failed: str = ""  # what the CLI said when the sandbox failed to start in the session (mark finds it)
     home: str = ""  # the agent's HOME, for `~` in denyRead
+    # The places the `Read(...)` deny rules of the same settings name, which the sandbox hides as it hides denyRead
+    # (cli_facts.FILE_RULES_HOLD_SANDBOXED_COMMANDS_SINCE): (the place, the rule and its file).
+    read_denied: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def enabled(self) -> bool:
@@ -92,19 +91,22 @@ def configured(options: Any, workspace: Path, root: Path, path: str) -> Sandbox:
     PATH): the settings sources the options load (`setting_sources`; all of them when unset), then `settings=` and
     `sandbox=`."""
     sources = options.setting_sources
-    found = Sandbox()
+    found = Sandbox(home=str(root / "home"))
     for source, name in _FILES:
         if sources is not None and source not in sources:
             continue
         place = root / name if source == "user" else workspace / name
-        _merge(found, _read(place), f"{source} {name.split('/', 1)[-1] if source == 'user' else name}")
+        text, label = _text(place), f"{source} {name.split('/', 1)[-1] if source == 'user' else name}"
+        _merge(found, _sandbox_of(text), label)
+        own_root = place.parent if source == "user" else workspace  # where a rule's `/path` starts
+        found.read_denied += _read_rules(text, label if source == "user" else name, found.home, workspace, own_root)
     flag = options.settings
     if isinstance(flag, str) and flag.strip():
         text = flag if flag.lstrip().startswith("{") else _text(workspace / flag)
         _merge(found, _sandbox_of(text), "ClaudeAgentOptions(settings=...)")
+        found.read_denied += _read_rules(text, "ClaudeAgentOptions(settings=...)", found.home, workspace, workspace)
     if isinstance(options.sandbox, dict):
         _merge(found, options.sandbox, "ClaudeAgentOptions(sandbox=...)")
-    found.home = str(root / "home")
     found.missing = [name for name, program in (("bubblewrap (bwrap)", "bwrap"), ("socat", "socat"))
                      if shutil.which(program, path=path) is None]  # fmt: skip
     return found
@@ -148,7 +150,7 @@ def mark(calls: Iterable[ToolCall], sandbox: Sandbox | None) -> None:
             call.sandboxed, call.sandbox_note = True, "sandboxed"
             hidden, refused = _hidden(call.result, sandbox), _NETWORK_REFUSED.search(call.result)
             if hidden:
-                call.layer, call.sandbox_note = "sandbox", f"sandboxed: denyRead {hidden!r} hides the file"
+                call.layer, call.sandbox_note = "sandbox", f"sandboxed: {hidden} hides the file"
             elif failed_proxy := proxy_failed(call):
                 call.sandbox_note = f"sandboxed: its proxy failed ({failed_proxy})"
             elif refused and refused.group(2) == "user denied":  # its network prompt, with nobody to answer
@@ -226,23 +228,49 @@ def _excluded(command: str, patterns: list[Any]) -> str:
 
 
 def _hidden(result: str, sandbox: Sandbox) -> str:
-    """The `filesystem.denyRead` entry that hid a file the command was told does not exist ("" when none)."""
+    """What hid a file the command was told does not exist: a `filesystem.denyRead` entry, or a `Read(...)` deny rule
+    the sandbox holds as one ("" when none)."""
     entries = (sandbox.settings.get("filesystem") or {}).get("denyRead") or []
-    for entry in map(str, entries):
-        place = sandbox.home + entry[1:] if entry.startswith("~") else entry
+    places = [(sandbox.home + e[1:] if e.startswith("~") else e, f"denyRead {e!r}") for e in map(str, entries)]
+    for place, what in [*places, *sandbox.read_denied]:
         if re.search(re.escape(place.rstrip("/")) + r"(/[^\n:]*)?: No such file or directory", result):
-            return entry
+            return what
     return ""
+
+
+def _read_rules(text: str, source: str, home: str, workspace: Path, settings_root: Path) -> list[tuple[str, str]]:
+    """The places the `Read(...)` deny rules of a settings file name, as the CLI resolves a rule's path (`//` from
+    the root, `~/` from HOME, `/` from the settings file's own root, else from the workspace), each with the rule
+    and `source`.  A rule whose path is still a pattern once its trailing `/**` is dropped is left out."""
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return []
+    permissions = data.get("permissions") if isinstance(data, dict) else None
+    deny = permissions.get("deny") if isinstance(permissions, dict) else None
+    found = []
+    for rule in deny if isinstance(deny, list) else []:
+        if not (isinstance(rule, str) and rule.startswith("Read(") and rule.endswith(")")):
+            continue
+        path = rule[len("Read(") : -1].removesuffix("/**").removesuffix("/*")
+        if not path or any(c in path for c in "*?["):
+            continue
+        if path.startswith("//"):
+            place = path[1:]
+        elif path.startswith("~/"):
+            place = home + path[1:]
+        elif path.startswith("/"):
+            place = f"{settings_root}{path}"
+        else:
+            place = str(workspace / path.removeprefix("./"))
+        found.append((place, f"the deny rule {rule} ({source})"))
+    return found
 
 
 def _merge(found: Sandbox, settings: Any, source: str) -> None:
     if isinstance(settings, dict) and settings:
         found.settings = {**found.settings, **settings}
         found.sources.append(source)
-
-
-def _read(path: Path) -> Any:
-    return _sandbox_of(_text(path))
 
 
 def _text(path: Path) -> str:

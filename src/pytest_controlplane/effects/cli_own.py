@@ -2,35 +2,23 @@
 agent's effect, nor a tool's source.
 
 Told apart by place (its config dir, caches, sockets) and, for a file the user owns too, by content: the lines the
-CLI adds to the user's global gitignore are its own, any other line is the agent's.
+CLI adds to the user's global gitignore are its own, any other line is the agent's.  Those lines, and the commands
+the CLI runs for itself, change from one release to another: they are kept in cli_facts.py (GITIGNORE_LINES,
+HELPER_RUNS) with the releases they were measured on.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
+from ..cli_facts import GITIGNORE_LINES, HELPER_RUNS
 from .snapshot import absolute, under
 
 # Inside the agent's config dir these are instructions to the agent, not its own bookkeeping:
 # an agent that writes them is changing its own rules.
 _CONTROL_FILES = ("settings.json", "settings.local.json", "CLAUDE.md", "agents", "commands", "skills", "hooks",
                   "output-styles")  # fmt: skip
-
-# What the CLI (2.1.332) appends to the global gitignore (core.excludesfile, else ~/.config/git/ignore): its staging
-# folder for edits made through Bash, once per process in a git repository, and settings.local.json when it writes
-# local settings.  Read from the bundled CLI; a new CLI that adds another shows as the agent's until it is named here.
-GITIGNORE_LINES = ("**/.claude/.cc-writes/", "**/.claude/settings.local.json")
-
-
-# What the CLI (2.1.332) runs for itself, seen by a PATH shim of the program: `npm root -g` as it starts (npm's
-# `#!/usr/bin/env node` finds a `node` shim), and git asked for its excludes file in a repository.  They run in the
-# CLI's own process group, where an MCP server or hook of the repository runs too: the group alone cannot tell them.
-HELPER_RUNS = {
-    "node": re.compile(r"(?:^|/)npm root -g$"),
-    "git": re.compile(r"\bconfig --no-includes core\.excludesfile\b"),
-}
 
 
 def cli_helper(program: str, args: str, in_cli_group: bool) -> bool:

@@ -22,9 +22,9 @@ Kinds (severity "error" unless noted):
 - stale-resume          (with world=) a tool result carried into a resume whose file has changed since, answered
                         from without reading it again or being told (history/stale.py)
 
-Lines without a uuid (summary, api-request, cost-state, queue-operation, file-history-snapshot, ...)
-are bookkeeping of some CLI version and never a problem; sidechain entries (subagents) form chains of
-their own and may have roots of their own.
+Lines without a uuid (summary, api-request, cost-state, queue-operation, file-history-snapshot, ...; the types each
+measured release writes are in cli_facts.BOOKKEEPING_SINCE) are bookkeeping of some CLI version and never a problem;
+sidechain entries (subagents) form chains of their own and may have roots of their own.
 """
 
 from __future__ import annotations

@@ -43,8 +43,8 @@ class Stored:
     @property
     def empty_transcript(self) -> bool:
         """A whole transcript that holds no message, only the CLI's bookkeeping lines (the queue-operation lines it
-        writes first) or none at all: what a run killed before it saved the prompt leaves.  The CLI cannot resume
-        it ("No conversation found")."""
+        writes first; 2.1.337 an api-request-route line before them: cli_facts.BOOKKEEPING_SINCE) or none at all:
+        what a run killed before it saved the prompt leaves.  The CLI cannot resume it ("No conversation found")."""
         return (
             self.kind == JSONL
             and self.content is not None

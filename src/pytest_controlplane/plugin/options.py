@@ -1,6 +1,7 @@
 """pytest wiring of the options, ini keys and markers (config.py says what each means), checked when pytest
-configures; the Claude Code CLI the run chose (`--agent-cli`), resolved then and named in the header; the
-`bypass_variants` marker's parametrization; and the explanation of a failed `not in effects`."""
+configures; the Claude Code CLI the run chose (`--agent-cli`), resolved then (one UnmeasuredCLI warning when it is a
+release the plugin's facts were not measured on) and named in the header; the `bypass_variants` marker's
+parametrization; and the explanation of a failed `not in effects`."""
 
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ def pytest_configure(config: pytest.Config) -> None:
         _choose_cli(config)
     except ConfigError as error:
         raise pytest.UsageError(str(error)) from None
+    _warn_if_unmeasured(config)
 
 
 def _choose_cli(config: pytest.Config) -> None:
@@ -78,6 +80,18 @@ def _choose_cli(config: pytest.Config) -> None:
     elif ini:
         base = config.inipath.parent if config.inipath else config.rootpath
         config.stash[_CLI] = choose(str(base / ini) if "/" in ini else ini, "ini option agent_cli")
+
+
+def _warn_if_unmeasured(config: pytest.Config) -> None:
+    """One UnmeasuredCLI warning for a run whose CLI is a release the plugin's facts were not measured on, said as the
+    run is configured (with or without a header) by the controller only: an xdist worker runs the same CLI."""
+    from ..cli_facts import UnmeasuredCLI, outside_measured
+
+    if hasattr(config, "workerinput"):
+        return
+    cli = run_cli(config)
+    if cli is not None and (off := outside_measured(cli.version)):
+        config.issue_config_time_warning(UnmeasuredCLI(off), stacklevel=2)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -114,14 +128,11 @@ def cli_meta(config: pytest.Config) -> dict[str, str]:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    """The CLI a ClaudeAgent runs, and who chose it; a release the plugin's facts were not measured on is said once."""
-    from ..cli_facts import UnmeasuredCLI, outside_measured
-
+    """The CLI a ClaudeAgent runs, and who chose it (a release the plugin's facts were not measured on is said as
+    the run is configured: _warn_if_unmeasured)."""
     cli = run_cli(config)
     if cli is None:
         return []
-    if off := outside_measured(cli.version):
-        config.issue_config_time_warning(UnmeasuredCLI(off), stacklevel=2)
     if chosen_cli(config) is None:
         why = "an agent's own cli= or cli_path wins over it; --agent-cli VERSION|PATH|bundled|system over both"
     else:
