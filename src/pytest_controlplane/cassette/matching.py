@@ -1,6 +1,9 @@
 """How a request is matched to its recording: what varies between two identical runs (metadata ids, dates,
 OS version, ``cache_control`` placement) is removed, and the rest hashed (`match_key`); `keys` finds the same
 match without parsing JSON.
+
+A replay on another Claude Code CLI release than the recording's (when the user chose that CLI) matches on a looser
+key, `across_key`: the conversation alone (`conversation`), without what each release writes of its own.
 """
 
 from __future__ import annotations
@@ -84,3 +87,61 @@ def match_key(method: str, route: str, body: bytes) -> str:
 def pretty(body: bytes) -> str:
     """A normalised body pretty-printed for a diff."""
     return json.dumps(normalised_body(body), indent=1, sort_keys=True, ensure_ascii=False)
+
+
+# What a CLI release writes into a request of its own, measured on the examples recorded on CLI 2.1.300, 2.1.332 and
+# 2.1.337 from the same scripted model: the system prompt, the tool definitions (23 on 2.1.300, 13 after), the
+# `role: system` messages it puts among the turns (its environment block; "tokens left" on 2.1.300 only) and the
+# <system-reminder> text it adds to a turn.  The rest (model, limits, thinking settings) was equal but is the CLI's
+# choice too.  What is left was equal on all three: the user's prompts, the model's text and tool calls (whose ids
+# come from the recorded answers), the tool results, in order.  Thinking blocks go too: they come from the recorded
+# answers, and a release may keep or clear them in the history it resends.
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>\s*", re.S)
+_CLI_OWN_BLOCKS = frozenset({"thinking", "redacted_thinking"})
+
+
+def conversation(body: bytes) -> Any:
+    """The request as the conversation it carries: each turn's blocks in order, as [role, block] (the CLI may split or
+    join its messages), without what a CLI release adds of its own (see above); whether it streams and whether it
+    offers tools (the CLI's side requests offer none) tell a main-loop turn from a side request."""
+    data = normalised_body(body)
+    if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+        return data
+    turns = []
+    for message in data["messages"]:
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            continue
+        content = message.get("content")
+        for block in content if isinstance(content, list) else [content]:
+            kept = _conversed(block)
+            if kept is not None:
+                turns.append([message["role"], kept])
+    return {"stream": data.get("stream") is True, "tools": bool(data.get("tools")), "conversation": turns}
+
+
+def _conversed(block: Any) -> Any:
+    """A block without the CLI's reminders in its text (None: nothing of the conversation is left)."""
+    if isinstance(block, str):
+        block = {"type": "text", "text": block}
+    if not isinstance(block, dict):
+        return block
+    kind = block.get("type")
+    if kind in _CLI_OWN_BLOCKS:
+        return None
+    # cache marks wherever a release puts them (inside a tool result too); `is_error: false` said or left out
+    block = {k: v for k, v in block.items() if k != "cache_control" and not (k == "is_error" and v is False)}
+    if kind == "text" and isinstance(block.get("text"), str):
+        text = _REMINDER.sub("", block["text"])
+        return {**block, "text": text} if text.strip() else None
+    if kind == "tool_result":
+        content = block.get("content")
+        items = [content] if isinstance(content, str) else content if isinstance(content, list) else None
+        if items is not None:
+            block["content"] = [kept for item in items if (kept := _conversed(item)) is not None]
+    return block
+
+
+def across_key(method: str, route: str, body: bytes) -> str:
+    """The key a request is matched by across CLI releases: method, path and its `conversation`."""
+    canonical = json.dumps(conversation(body), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(f"{method.upper()} {route}\n{canonical}".encode()).hexdigest()

@@ -17,11 +17,12 @@ _DROPPED_RESPONSE = SCRUBBED_RESPONSE_HEADERS | HOP_BY_HOP
 
 
 def request_headers(headers: Mapping[str, str]) -> dict[str, list[str]]:
-    # x-stainless-*: the SDK's telemetry (OS, arch, runtime, retry count), machine-specific and never matched.
+    # x-stainless-*: the SDK's telemetry (OS, arch, runtime, retry count), machine-specific and never matched;
+    # x-controlplane-*: ours, saying how the run was set up (who chose the CLI: gateway/releases.py), not the agent.
     return {
         k: [v]
         for k, v in headers.items()
-        if k.lower() not in _DROPPED_REQUEST and not k.lower().startswith("x-stainless-")
+        if k.lower() not in _DROPPED_REQUEST and not k.lower().startswith(("x-stainless-", "x-controlplane-"))
     }
 
 

@@ -3,8 +3,8 @@
 On top of vcrpy it adds what an agent suite needs: request bodies stored as deltas of earlier ones
 and held in memory as shared parts (linear size and load, see `delta` and `body`), an index by the
 hash of the cut request (a request is matched in O(1); the normalised index and a diff are built
-only on a miss), atomic saves, strict errors for a
-missing or corrupt file (vcrpy treats a corrupt file as empty and may overwrite it), and the
+only on a miss; a replay on another CLI release has an index of its own, by conversation), atomic saves,
+strict errors for a missing or corrupt file (vcrpy treats a corrupt file as empty and may overwrite it), and the
 recording's provenance in the cassette's ``metadata``.
 """
 
@@ -25,7 +25,7 @@ from ..word_diff import compact
 from . import delta, formats
 from .body import JsonBody
 from .keys import ConversationKeys, quick_key
-from .matching import match_key, pretty
+from .matching import across_key, conversation, match_key, pretty
 
 __tracebackhide__ = ours  # our errors show without our frames
 
@@ -82,6 +82,7 @@ class Cassette:
         # first request the quick one misses (another client's JSON spacing, say).
         self._quick: dict[tuple[str, str, bytes], list[int]] = defaultdict(list)
         self._index: dict[str, list[int]] | None = None
+        self._across: dict[str, list[int]] | None = None  # by conversation: a replay on another CLI release
         self.normalised_matches: set[int] = set()  # found only by the normalised index (slower: reported)
         self._requests = ConversationKeys()  # keys requests resuming from the ones before: O(new bytes) each
         for position, interaction in enumerate(self.interactions):
@@ -120,20 +121,31 @@ class Cassette:
         value = self.metadata.get(METADATA_KEY)
         return value if isinstance(value, dict) else {}
 
-    def find(self, method: str, route: str, body: bytes) -> int | None:
-        """The first not yet played interaction matching the request."""
-        for position in self._quick.get(self._requests.key(method, route, body), ()):
-            if self.interactions[position].plays == 0:
-                return position
+    def find(self, method: str, route: str, body: bytes, *, across_releases: bool = False) -> int | None:
+        """The first not yet played interaction matching the request; `across_releases`: matching its conversation
+        alone (`matching.across_key`), the request coming from another CLI release than the recording's."""
+        if across_releases:
+            if self._across is None:
+                self._across = self._indexed(across_key)
+            return self._unplayed(self._across.get(across_key(method, route, body), ()))
+        position = self._unplayed(self._quick.get(self._requests.key(method, route, body), ()))
+        if position is not None:
+            return position
         if self._index is None:
-            self._index = defaultdict(list)
-            for position, interaction in enumerate(self.interactions):
-                self._index[interaction.key].append(position)
-        for position in self._index.get(match_key(method, route, body), ()):
-            if self.interactions[position].plays == 0:
-                self.normalised_matches.add(position)
-                return position
-        return None
+            self._index = self._indexed(match_key)
+        position = self._unplayed(self._index.get(match_key(method, route, body), ()))
+        if position is not None:
+            self.normalised_matches.add(position)
+        return position
+
+    def _indexed(self, key: Any) -> dict[str, list[int]]:
+        index: dict[str, list[int]] = defaultdict(list)
+        for position, interaction in enumerate(self.interactions):
+            index[key(interaction.method, interaction.route, interaction.body)].append(position)
+        return index
+
+    def _unplayed(self, positions: Any) -> int | None:
+        return next((p for p in positions if self.interactions[p].plays == 0), None)
 
     def play(self, position: int) -> dict[str, Any]:
         interaction = self.interactions[position]
@@ -143,15 +155,18 @@ class Cassette:
     def unused(self) -> list[int]:
         return [i for i, interaction in enumerate(self.interactions) if interaction.plays == 0]
 
-    def closest(self, method: str, route: str, body: bytes) -> tuple[int | None, str]:
-        """The recorded request most like this one, and a unified diff of the two (normalised).
+    def closest(self, method: str, route: str, body: bytes, *, across_releases: bool = False) -> tuple[int | None, str]:
+        """The recorded request most like this one, and a unified diff of the two (normalised; `across_releases`: of
+        their conversations alone, as they were matched).
 
         Recordings are ranked by how many bytes they share with the request from its start (the same turn
         of the same conversation shares the most), then by size; only the first few are compared line by
         line, which at 300 turns takes a tenth of comparing them all."""
         if not self.interactions:
             return None, ""
-        bodies = {p: i.body for p, i in enumerate(self.interactions) if i.route == route}
+        view = _conversation_bytes if across_releases else bytes
+        body = view(body)
+        bodies = {p: view(i.body) for p, i in enumerate(self.interactions) if i.route == route}
         ranked = sorted(
             bodies,
             key=lambda p: (
@@ -169,7 +184,7 @@ class Cassette:
             if ratio > best_ratio:
                 best, best_ratio, recorded = position, ratio, lines
         if recorded is None:  # nothing recorded on this path: show the first interaction
-            recorded = pretty(self.interactions[0].body).splitlines()
+            recorded = pretty(view(self.interactions[0].body)).splitlines()
         diff = difflib.unified_diff(
             recorded, wanted, f"recorded interaction #{best}", "request sent now", lineterm="", n=2
         )
@@ -183,6 +198,8 @@ class Cassette:
         self._quick[interaction.quick_key].append(position)
         if self._index is not None:
             self._index[interaction.key].append(position)
+        if self._across is not None:
+            self._across[across_key(interaction.method, interaction.route, interaction.body)].append(position)
         return position
 
     def save(self) -> None:
@@ -207,6 +224,11 @@ class Cassette:
 def _is_json(path: Path, text: str) -> bool:
     """vcrpy's JSON serializer (`.json`, or a file that is a JSON object whatever its name)."""
     return path.suffix == ".json" or text.lstrip().startswith("{")
+
+
+def _conversation_bytes(body: bytes) -> bytes:
+    """A body as its conversation (`matching.conversation`), in JSON: what a diff across CLI releases compares."""
+    return json.dumps(conversation(body), ensure_ascii=False).encode()
 
 
 def _shared_prefix(one: bytes, other: bytes) -> int:

@@ -13,10 +13,8 @@ from urllib.parse import urlsplit
 
 from ..cassette import malformed, scrub
 from ..cassette.store import METADATA_KEY, Cassette, Interaction
-from ..cli_facts import pin_advice
 from ..errors import (
     CassetteNotFound,
-    CassetteVersionMismatch,
     MissingApiKey,
     ReplayMiss,
     UnusedInteractions,
@@ -24,8 +22,8 @@ from ..errors import (
     UpstreamError,
     ours,
 )
-from ..wire import HOP_BY_HOP, Exchange, ModelRequest, header_value, is_sse, parse_sse
-from . import rerecord
+from ..wire import CHOSEN_BY_HEADER, HOP_BY_HOP, Exchange, ModelRequest, header_value, is_sse, parse_sse
+from . import releases, rerecord
 from .scripted import SOURCE, SOURCE_HEADER, TEST_HEADER, ScriptedModel
 from .templating import Templater
 
@@ -43,7 +41,7 @@ CASSETTE_FORMAT = 2  # 2: request bodies may be deltas (cassette.delta); 1 still
 # (another client's spacing) or something varies that the quick key does not cut.  Still right, only slower.
 NORMALISED_MATCH = "matched after normalising"
 STAND_IN_ORIGIN = "http://stand-in.invalid"  # what a stand-in's recordings name: its port changes with each run
-_FORWARD_DROPPED = frozenset({"host", "accept-encoding", "x-api-key", "authorization"}) | HOP_BY_HOP
+_FORWARD_DROPPED = frozenset({"host", "accept-encoding", "x-api-key", "authorization", CHOSEN_BY_HEADER}) | HOP_BY_HOP
 
 
 def is_loopback(url: str) -> bool:
@@ -136,24 +134,26 @@ class CassetteBackend:
             if position is not None:
                 response = self.templater.expand_response(self.cassette.play(position))
                 notes = [NORMALISED_MATCH] if position in self.cassette.normalised_matches else []
+                if across := self._across(request):
+                    notes.append(releases.note(*across))
                 return Exchange(request, response, "cassette", interaction=position, notes=notes)
         if self.mode == "replay":
             raise self._miss(request)
         return self._forward(request)
 
+    def _across(self, request: ModelRequest) -> tuple[str, str] | None:
+        """(recorded, running) when this replay runs another CLI release than the cassette's."""
+        if self.mode != "replay" or self.cassette is None:
+            return None
+        return releases.releases(self.cassette.provenance.get("claude_cli_version"), request)
+
     def _lookup(self, request: ModelRequest) -> int | None:
         assert self.cassette is not None
-        recorded = self.cassette.provenance.get("claude_cli_version")
-        running = request.claude_cli_version
-        if recorded and running and recorded != running and self.mode == "replay":
-            raise CassetteVersionMismatch(
-                f"Cassette {self.cassette.path} was recorded with Claude Code CLI {recorded}, but this run "
-                f"uses CLI {running}; its prompts differ, so its requests cannot match.",
-                path=self.cassette.path,
-                hint=f"Re-record it: {self.record_command} — or, to replay it as it is, {pin_advice(recorded)}.",
-            )
+        across = self._across(request)
+        if across and not releases.chosen_by(request):  # the default CLI: the user may not know it changed
+            raise releases.mismatch(self.cassette.path, across[0], request, self.record_command)
         body = self.templater.template_body(request.body)
-        return self.cassette.find(request.method, request.route, body)
+        return self.cassette.find(request.method, request.route, body, across_releases=across is not None)
 
     def _miss(self, request: ModelRequest) -> Exception:
         if self.cassette is None:
@@ -164,21 +164,26 @@ class CassetteBackend:
                 path=self.path,
                 hint=f"Record it: {self.record_command}",
             )
+        across = self._across(request)
         body = self.templater.template_body(request.body)
-        position, diff = self.cassette.closest(request.method, request.route, body)
+        position, diff = self.cassette.closest(request.method, request.route, body, across_releases=bool(across))
         played = len(self.cassette.interactions) - len(self.cassette.unused())
         where = (
             f"closest recorded request: interaction #{position}"
             if position is not None
             else "the cassette holds no request for this path"
         )
+        releases_ = f"; {releases.ACROSS_RELEASES}: recorded on {across[0]}, running {across[1]}" if across else ""
         return ReplayMiss(
             f"Request #{request.index + 1} ({request.method} {request.path}) matches no unplayed interaction "
-            f"of cassette {self.cassette.path} ({len(self.cassette.interactions)} recorded, {played} played); "
-            f"{where}.\nDiff (recorded -> sent now, normalised):\n{diff or '(identical bodies: already played)'}",
+            f"of cassette {self.cassette.path} ({len(self.cassette.interactions)} recorded, {played} played"
+            f"{releases_}); {where}.\nDiff (recorded -> sent now, {'the conversation' if across else 'normalised'}):"
+            f"\n{diff or '(identical bodies: already played)'}",
             request=request,
             diff=diff,
-            hint=f"If the agent changed on purpose, re-record: {self.record_command}",
+            hint=releases.miss_hint(*across, request, self.record_command)
+            if across
+            else f"If the agent changed on purpose, re-record: {self.record_command}",
         )
 
     def _forward(self, request: ModelRequest) -> Exchange:

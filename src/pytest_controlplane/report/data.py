@@ -107,6 +107,7 @@ def _offered(session: Any) -> list[dict[str, Any]]:
 def summary(session: Any, *, mode: str) -> dict[str, Any]:
     """The numbers of one agent test for the terminal summary (small: it travels in the test report)."""
     from ..gateway.backends import NORMALISED_MATCH
+    from ..gateway.releases import ACROSS_RELEASES
     from ..wire import token_counts
 
     requests = [e for e in session.gateway.exchanges if e.request.route == "/v1/messages"]
@@ -116,6 +117,7 @@ def summary(session: Any, *, mode: str) -> dict[str, Any]:
         tokens_in += counts[0]
         tokens_out += counts[1]
     sources = [e.source for e in requests]
+    across = [note for e in requests for note in e.notes if note.startswith(ACROSS_RELEASES)]
     return {
         "mode": session.gateway.mode if session.gateway.mode == "script" else mode,
         "turns": len(requests),
@@ -125,6 +127,8 @@ def summary(session: Any, *, mode: str) -> dict[str, Any]:
         "recorded": sources.count("upstream"),
         "misses": sum(1 for e in requests if "ReplayMiss" in e.notes),
         "normalised": sum(1 for e in requests if NORMALISED_MATCH in e.notes),
+        "across": len(across),
+        "releases": "; ".join(sorted({note.removeprefix(ACROSS_RELEASES).strip(" ()") for note in across})),
         "missing": int(any("CassetteNotFound" in e.notes for e in requests)),
         "unused": session.gateway.unplayed(),
     }

@@ -94,7 +94,9 @@ def unused_lines(cassette_dir: Path, used: set[str], root: Path) -> list[str]:
     ]
 
 
-_COUNTED = ("turns", "tokens_in", "tokens_out", "hits", "normalised", "recorded", "misses", "unused", "missing")
+_COUNTED = (
+    "turns", "tokens_in", "tokens_out", "hits", "normalised", "across", "recorded", "misses", "unused", "missing"
+)  # fmt: skip
 
 
 def summary_lines(rows: list[tuple[str, dict[str, Any]]], *, each: bool) -> list[str]:
@@ -113,10 +115,12 @@ def summary_lines(rows: list[tuple[str, dict[str, Any]]], *, each: bool) -> list
                 f"{cassette}, recorded {row['recorded']}, mode {row['mode']}"
             )
     if rows:
+        releases = "; ".join(sorted({part for _, row in rows for part in _releases(row)}))
         missing = f", {totals['missing']} cassette(s) missing" if totals["missing"] else ""
+        hits = _hits({**totals, "releases": releases})
         lines.append(
             f"total: {len(rows)} agent test(s), {totals['turns']} turn(s), {totals['tokens_in']}+"
-            f"{totals['tokens_out']} tokens, cassette {_hits(totals)} / {totals['misses']} miss(es) / "
+            f"{totals['tokens_out']} tokens, cassette {hits} / {totals['misses']} miss(es) / "
             f"{totals['unused']} unused{missing}, recorded {totals['recorded']}"
             + ("" if each else " (-v: a line per test)")
         )
@@ -124,8 +128,17 @@ def summary_lines(rows: list[tuple[str, dict[str, Any]]], *, each: bool) -> list
 
 
 def _hits(row: dict[str, Any]) -> str:
-    slow = int(row.get("normalised") or 0)
-    return f"{row['hits']} hit(s)" + (f" ({slow} matched only after normalising: slower)" if slow else "")
+    slow, across = int(row.get("normalised") or 0), int(row.get("across") or 0)
+    return (
+        f"{row['hits']} hit(s)"
+        + (f" ({slow} matched only after normalising: slower)" if slow else "")
+        + (f", {across} replayed across CLI releases ({'; '.join(_releases(row))})" if across else "")
+    )
+
+
+def _releases(row: dict[str, Any]) -> list[str]:
+    """The CLI releases a test's cassette hits were replayed across: "recorded on R, running S" each."""
+    return [part for part in str(row.get("releases") or "").split("; ") if part]
 
 
 def bypass_lines(variants: list[list[str]], not_covered: AbstractSet[str] = frozenset()) -> list[str]:
