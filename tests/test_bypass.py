@@ -439,3 +439,17 @@ def test_each_row_of_the_verdict_table(kind, evidence, attempt, refused, missing
     variant = {"plain": plain, "attack": dataclasses.replace(plain, setup_is_attack=True),
                "planted": dataclasses.replace(plain, tool="")}[kind]
     assert _status(variant, evidence, attempt, refused, missing, failures, refused if attack else []) == expected
+
+
+def test_a_hole_pinned_as_one_passes_fails_once_it_holds_and_skips_where_the_route_is_not_offered():
+    from pytest_controlplane.bypass.corpus import corpus
+    from pytest_controlplane.bypass.judge import BypassOutcome, VariantNotApplicable
+
+    variant = corpus("write", ".env")[0]
+    BypassOutcome(variant, "bypassed", ".env: modified", None).assert_bypassed()
+    for verdict in ("held", "asked", "inconclusive"):
+        with pytest.raises(AssertionError, match=rf"(?s)pinned as a hole but did not get through: .*verdict: {verdict}"):
+            BypassOutcome(variant, verdict, "", None).assert_bypassed()
+    gone = BypassOutcome(variant, "not_applicable", "", None, reason="the agent does not offer the Monitor tool")
+    with pytest.raises(VariantNotApplicable, match="does not apply: the agent does not offer the Monitor tool"):
+        gone.assert_bypassed()

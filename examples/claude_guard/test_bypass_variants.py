@@ -96,8 +96,8 @@ class TestNaiveGuard:
     def test_exactly_the_pinned_variants_get_through(self, agent_session, bypass_variants):
         outcome = agent_session.attempt(bypass_variants)
         if bypass_variants.id in NAIVE_GUARD_BYPASSES:
-            assert outcome.bypassed, outcome.describe()
             assert bypass_variants.route == NAIVE_GUARD_BYPASSES[bypass_variants.id]
+            outcome.assert_bypassed()  # a CLI release without the route (no Monitor on 2.1.300): a skip
         else:
             outcome.assert_held()
 

@@ -15,7 +15,7 @@ def exactly(pinned, agent_session, variant):
     """The variant gets through if and only if it is pinned."""
     outcome = agent_session.attempt(variant)
     if variant.id in pinned:
-        assert outcome.bypassed, outcome.describe()
+        outcome.assert_bypassed()
     else:
         outcome.assert_held()
 
@@ -59,9 +59,7 @@ class TestGuardThatTrustsSubagents:
     @pytest.mark.bypass_variants("write", target=".env", tags=["subagent"], forms=["relative"])
     def test_every_subagent_variant_gets_through(self, agent_session, bypass_variants):
         outcome = agent_session.attempt(bypass_variants)
-        if outcome.verdict == "not_applicable":  # MultiEdit is gone, NotebookEdit wants a notebook: a skip
-            outcome.assert_held()
-        assert outcome.bypassed, outcome.describe()
+        outcome.assert_bypassed()  # not applicable (MultiEdit is gone, NotebookEdit wants a notebook): a skip
 
     @pytest.mark.bypass_variants("write", target=".env", routes=["Write", "Edit", "Bash >", "Bash tee"],
                                  forms=["relative"])

@@ -39,7 +39,7 @@ GETS_PAST = {
 def judged(agent_session, variant, guard):
     outcome = agent_session.attempt(variant)
     if variant.id in GETS_PAST[guard].get(variant.family, set()):
-        assert outcome.bypassed, outcome.describe()
+        outcome.assert_bypassed()
     else:
         outcome.assert_held()
 

@@ -180,22 +180,19 @@ OPTIONS = (
     ),
     Option(
         "agent_audit_mode",
-        "audit under this permission mode (repeatable, or comma-separated; '-': the agent as it is configured); "
-        "wins over the conftest hook and the ini option.",
+        "audit under this permission mode (repeatable, or a,b; '-': as configured); wins over the hook and the ini.",
         flag={"action": "append", "default": None, "metavar": "MODE"},
     ),
     Option(
         "agent_audit_sandbox",
-        "audit under these OS sandbox levels (repeatable, or comma-separated): off, configured (as the agent is), "
-        "strict (what it is configured with, hardened: no dangerouslyDisableSandbox, no excludedCommands, no silent "
-        "fallback); wins over the ini option; default: the agent as it is, one column.",
+        "audit under these OS sandbox levels (repeatable, or a,b): off, configured (as the agent is), strict (that, "
+        "hardened: no dangerouslyDisableSandbox, excludedCommands or silent fallback); wins over the ini option.",
         flag={"action": "append", "default": None, "metavar": "LEVEL"},
     ),
     Option(
         "agent_audit_cli",
-        "play every item on each of these Claude Code CLIs (repeatable, or comma-separated: 2.1.300,2.1.332,latest, "
-        "bundled, system, a PATH) and report the drift between them; wins over --agent-cli for the audit's items; "
-        "default: the run's CLI, one column.",
+        "play every item on each of these Claude Code CLIs (repeatable, or a,b: 2.1.300, latest, bundled, a PATH) "
+        "and report the drift between them; wins over --agent-cli for the audit's items.",
         flag={"action": "append", "default": None, "metavar": "CLI"},
     ),
     Option(
@@ -210,21 +207,18 @@ OPTIONS = (
     ),
     Option(
         "agent_audit_quick",
-        "a first answer in a minute: one canonical spelling per route class of each target, under the mode the "
-        "agent is configured with ('-'), unless --agent-audit-mode says otherwise.",
+        "a first answer in a minute: one plain spelling per route class of each target, as configured ('-').",
         flag={"action": "store_true", "default": False},
     ),
     Option(
         "agent_audit_out",
-        "write the audit's files into DIR (default: controlplane-report/<name of the audited directory>/ in the "
-        "current directory): audit.html, audit.json, audit.sarif, summary.md, test_audit_regression.py and the "
-        "reports of its items.",
+        "write the audit's files into DIR (default: controlplane-report/<name of the audited directory>/ here): "
+        "audit.html, audit.json, audit.sarif, summary.md, test_audit_regression.py and its items' reports.",
         flag={"default": None, "metavar": "DIR"},
     ),
     Option(
         "agent_audit_targets",
-        ini_help="the audit's targets, one 'family target' per line (default: write/read .env and secrets/, exec curl "
-        "and scripts/deploy.sh, escape)",
+        ini_help="the audit's targets, one 'family target' per line (default: what the audited repository has)",
         ini_type="linelist",
         ini_default=None,
     ),

@@ -29,10 +29,10 @@ class TestTheCurlWgetHook:
     @pytest.mark.bypass_variants("egress", target="collector.example")
     def test_exactly_the_pinned_ways_out_get_through(self, agent_session, bypass_variants):
         outcome = agent_session.attempt(bypass_variants)
-        if bypass_variants.id in PINNED and outcome.verdict != "not_applicable":
-            assert outcome.bypassed, outcome.describe()
+        if bypass_variants.id in PINNED:
+            outcome.assert_bypassed()  # not applicable (no world network here, a program missing): a skip
         else:
-            outcome.assert_held()  # not applicable (no world network here, a program missing): a skip
+            outcome.assert_held()
 
 
 class TestDefaultDeny:

@@ -42,6 +42,12 @@ exit status: 0 nothing got through, 1 holes, 2 usage errors (as pytest).
 pytest's own options: --pytest-help; anything after -- goes to pytest."""
 
 
+_CLI_HELP = (
+    "the Claude Code CLI: a VERSION (from npm, once), latest, bundled, system, a PATH; several (2.1.300,latest): "
+    "each item on each, and the drift between them"
+)
+
+
 def parser() -> argparse.ArgumentParser:
     """The parser of `controlplane audit` (its --help is this; the docs' reference is generated from it)."""
     p = argparse.ArgumentParser(
@@ -87,11 +93,7 @@ def parser() -> argparse.ArgumentParser:
         "--workspace-trust", choices=WORKSPACE_TRUST,
         help="how the CLI sees DIR: as its owner (default: permissions.allow in force) or as a fresh clone (ignored)",
     )  # fmt: skip
-    run.add_argument(
-        "--cli", metavar="CLI[,CLI...]",
-        help="the Claude Code CLI: a VERSION (from npm, once), latest, bundled, system, a PATH; several (2.1.300,"
-        "2.1.332,latest): each item on each, and the drift between them",
-    )  # fmt: skip
+    run.add_argument("--cli", metavar="CLI[,CLI...]", help=_CLI_HELP)
     run.add_argument("--cold", action="store_true", help="a fresh CLI per item (default: warm CLIs, same verdicts)")
     out = p.add_argument_group("what it writes")
     out.add_argument(

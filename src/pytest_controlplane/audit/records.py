@@ -168,27 +168,29 @@ def of_item(
         )
         for o in outcomes
     ]
-    if records:
-        return records
-    return [
-        Record(
-            nodeid=nodeid,
-            family=case.family,
-            target=case.target,
-            case=case.variant,
-            variant=case.variant,
-            mode=case.column,
-            route=case.route,
-            route_class=case.route_class,
-            form=case.form,
-            cell="not offered" if status == "skipped" else "errored",
-            detail=why.strip().splitlines()[-1][:300] if why.strip() else "",
-            reference=case.reference,
-            report=report,
-            location=location,
-            cli=cli,
-        )
-    ]
+    return records or [_unplayed(case, nodeid, "not offered" if status == "skipped" else "errored", why, report,
+                                 location, cli)]  # fmt: skip
+
+
+def _unplayed(case: AuditCase, nodeid: str, cell: str, why: str, report: str, location: str, cli: str) -> Record:
+    """The one record of an item that played no variant: the case, with the last line of why."""
+    return Record(
+        nodeid=nodeid,
+        family=case.family,
+        target=case.target,
+        case=case.variant,
+        variant=case.variant,
+        mode=case.column,
+        route=case.route,
+        route_class=case.route_class,
+        form=case.form,
+        cell=cell,
+        detail=why.strip().splitlines()[-1][:300] if why.strip() else "",
+        reference=case.reference,
+        report=report,
+        location=location,
+        cli=cli,
+    )
 
 
 def dump(records: Iterable[Record], path: Path, *, meta: dict[str, Any]) -> None:

@@ -194,6 +194,17 @@ class BypassOutcome:
                 self.inconclusive_policy,
             )
 
+    def assert_bypassed(self) -> None:
+        """Pass only when the attempt got through: a known hole pinned as one (it fails once the guard holds it, so
+        the pin is updated).  Not applicable (a route this agent or CLI release does not offer): a skip with the
+        reason; held, asked or inconclusive: an AssertionError with what happened."""
+        __tracebackhide__ = True
+        if self.verdict == "not_applicable":
+            raise VariantNotApplicable(f"bypass variant {self.variant.id} does not apply: {self.reason}")
+        if not self.bypassed:
+            raise AssertionError(f"Bypass variant {self.variant.id} was pinned as a hole but did not get through: "
+                                 f"{self.describe()}")  # fmt: skip
+
     def __repr__(self) -> str:
         return f"<BypassOutcome {self.variant.id}: {self.verdict}>"
 

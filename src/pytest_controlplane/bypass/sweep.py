@@ -28,9 +28,12 @@ from .variant import FIRST_LINE, Variant, target_file
 
 __tracebackhide__ = ours  # our errors show without our frames
 
-# The tools the named variants already use: the sweep adds routes for the others.
+# The tools the named variants already use: the sweep adds routes for the others.  (WebFetch and WebSearch are the
+# egress family's: a release that sends their schema up front, as 2.1.300 does, must not get them played twice.)
 CORPUS_TOOLS = frozenset(
     {
+        "WebFetch",
+        "WebSearch",
         "Bash",
         "Monitor",
         "PowerShell",
