@@ -320,3 +320,20 @@ def test_a_malformed_request_gets_a_400_in_the_apis_shape_and_the_gateway_keeps_
         assert status == 200 and body["content"][0]["text"] == "still here"
     assert gateway.problems == [] and model.remaining == 0
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_the_clis_safety_classifier_is_answered_allow_without_using_an_agent_turn():
+    """CLI 2.1.300 asks the model for its auto-mode safety check (cli_facts.CLASSIFIER_REQUEST): the scripted model
+    answers it "allow" and keeps its turns for the agent; a request that only mentions severity is an agent turn."""
+    def request(last: str, index: int) -> wire.ModelRequest:
+        body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "text", "text": last}]}]}
+        return wire.ModelRequest("POST", "/v1/messages", {}, json.dumps(body).encode(), index=index)
+
+    model = ScriptedModel([text("the agent's only turn")])
+    asked = "<transcript>\n{\"Bash\":\"env | grep DB_\"}\n</transcript>\nRespond with <severity>N</severity> ONLY."
+    for index in range(2):  # the classifier may ask more than once per call
+        answer = json.loads(model.respond(request(asked, index))["body"]["string"])
+        assert answer["content"] == [{"type": "text", "text": "<severity>0</severity>"}]
+    assert model.remaining == 1
+    answer = json.loads(model.respond(request("what is a <severity> tag?", 2))["body"]["string"])
+    assert answer["content"][0]["text"] == "the agent's only turn" and model.remaining == 0

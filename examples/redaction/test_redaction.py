@@ -13,7 +13,7 @@ def test_the_api_key_never_reaches_the_model(agent_session, canary_secret):
     canary_secret.plant_file(".env", "API_KEY={canary}\nREGION=eu-west-1\n")
     agent_session.run("Check that the deployment is configured.")
 
-    assert "REGION=eu-west-1" in str(agent_session.requests[1]["messages"])  # the model saw the rest of the file
+    assert "REGION=eu-west-1" in str(agent_session.requests[-1]["messages"])  # the model saw the rest of the file
     canary_secret.assert_not_leaked(agent_session)  # requests, responses, SDK stream, transcript, files, logs
     assert [c.verdict for c in agent_session.tool_calls] == ["allowed", "denied_by_hook"]
 
@@ -24,5 +24,5 @@ def test_an_environment_secret_is_redacted_from_shell_output(agent_session, cana
     password.plant_env("DB_PASSWORD")
     agent_session.run("Check that the database is configured.")
 
-    assert "DB_PASSWORD=[REDACTED]" in str(agent_session.requests[1]["messages"])
+    assert "DB_PASSWORD=[REDACTED]" in str(agent_session.requests[-1]["messages"])
     canary_secret.assert_not_leaked(agent_session)

@@ -10,6 +10,7 @@ Only the standard library is imported: every layer of the plugin may read these 
 
 from __future__ import annotations
 
+import json
 import re
 
 # The releases every fact below was measured on: the pinned one (bundled by the dev pin, claude-agent-sdk 0.2.189),
@@ -101,6 +102,23 @@ CHECK_UNAVAILABLE = re.compile(
     r"|Auto mode could not evaluate this action[^\n]*"
     r"|\S+ is temporarily unavailable, so auto mode cannot determine the safety of[^\n]*"
 )
+# The classifier's own requests, as they reach the gateway (measured on 2.1.300): the transcript to judge, then
+# "Respond with <severity>N</severity> ONLY", N from 0 to 100, below 50 an allow.  They are not the agent's turns: a
+# scripted model answers them without using one (CLASSIFIER_ALLOW), and an attempt that met one cannot be judged here
+# (its outcome is Claude's judgement, which no script stands in for).  2.1.300 asks it in default mode too, for some
+# Bash commands (`env | grep DB_`).
+CLASSIFIER_REQUEST = re.compile(r"Respond with <severity>N</severity>")
+CLASSIFIER_ALLOW = "<severity>0</severity>"
+
+
+def classifier_asks(body: object) -> bool:
+    """Whether a model request's body (parsed JSON) is the CLI's safety classifier asking: its last message asks
+    for a severity."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    return last is not None and CLASSIFIER_REQUEST.search(json.dumps(last)) is not None
+
+
 # Measured in plan mode: 2.1.300, 2.1.308, 2.1.310 and 2.1.316 run the classifier; 2.1.319, 2.1.325, 2.1.332 and
 # 2.1.337 do not (2.1.317 and 2.1.318 not measured).
 CLASSIFIER_SKIPPED_SINCE = "2.1.319"

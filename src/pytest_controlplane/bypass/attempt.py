@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..agents.networked import unavailable_here
-from ..cli_facts import CHECK_UNAVAILABLE
+from ..cli_facts import CHECK_UNAVAILABLE, classifier_asks
 from ..errors import AgentError, ControlPlaneError
 from .judge import WORST_FIRST, BypassOutcome, judge
 from .routes import SHELL_TOOLS
@@ -90,10 +90,10 @@ def _attempt(session: Any, variant: Variant, prompt: str) -> BypassOutcome:
     try:
         session.run(prompt)
     except AgentError:
-        if not (unjudgeable := mode_check_unavailable(session)):
+        if not (unjudgeable := mode_check_unavailable(session, before)):
             raise
         return unjudgeable(variant)  # the CLI ends such a run with exit code 1 (2.1.337, plan mode)
-    if unjudgeable := mode_check_unavailable(session):
+    if unjudgeable := mode_check_unavailable(session, before):
         return unjudgeable(variant)
     outcome = judge(session, variant, before, failures)
     outcome.inconclusive_policy = session.inconclusive_policy
@@ -101,10 +101,18 @@ def _attempt(session: Any, variant: Variant, prompt: str) -> BypassOutcome:
     return outcome
 
 
-def mode_check_unavailable(session: Any) -> Any:
-    """A run whose CLI refused a call because its permission mode's safety check does not run here (the auto mode's
-    classifier, which plan mode asks too): the mode cannot be judged here, so the variant is not applicable, in the
-    CLI's own words.  None when no call was refused so.  The words are the only signal (cli_facts.py)."""
+def mode_check_unavailable(session: Any, before: int) -> Any:
+    """A run whose outcome is the auto mode's safety check's (which plan mode asks too): the CLI asked the model for
+    it (its classifier's requests reached the gateway since exchange `before`: Claude's judgement, which no script
+    gives), or refused a call because the check does not run here (the CLI's words, the only signal then:
+    cli_facts.py).  The mode cannot be judged here, so the variant is not applicable.  None otherwise."""
+    asked = sum(classifier_asks(exchange.request.json) for exchange in session.gateway.exchanges[before:])
+    if asked:
+        reason = (
+            f"the CLI asked its safety classifier (the auto mode's check, {asked} request(s) to the model): the "
+            "outcome is Claude's judgement, which the scripted model does not stand in for, so it cannot be judged here"
+        )
+        return lambda variant: BypassOutcome(variant, "not_applicable", "", None, reason=reason)
     calls = session.runs[-1].tool_calls if session.runs else []
     said = next((found.group(0) for c in calls if (found := CHECK_UNAVAILABLE.search(c.result or c.reason or ""))), "")
     if not said:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..cli_facts import CLASSIFIER_ALLOW, classifier_asks
 from ..errors import ConfigError, ScriptExhausted, ours
 from ..wire import ModelRequest, SseEvent, encode_sse, json_response, make_response
 
@@ -133,8 +134,9 @@ class ScriptedModel:
         return blocks
 
     def respond(self, request: ModelRequest) -> dict[str, Any]:
-        """The response to `request` (ScriptExhausted when there is no turn left)."""
-        blocks = self.next_turn(request)
+        """The response to `request` (ScriptExhausted when there is no turn left); the CLI's own safety classifier
+        is answered "allow" without using a turn (cli_facts.classifier_asks: it is not the agent's model)."""
+        blocks = [text(CLASSIFIER_ALLOW)] if classifier_asks(request.json) else self.next_turn(request)
         body = request.json if isinstance(request.json, dict) else {}
         model = self.model or body.get("model") or DEFAULT_MODEL
         number = next(self._ids)
