@@ -184,9 +184,9 @@ def test_the_running_cli_offers_the_modes_and_tools_and_writes_the_lines_its_fac
 def test_a_mode_whose_safety_check_cannot_run_here_is_not_applicable_in_the_clis_words(tmp_path):
     """Plan mode asks the auto mode's safety check before a Monitor or Bash command; with no such check in this session
     the CLI refuses the call ("Auto mode is unavailable: ..."), and CLI 2.1.337 then exits 1; a release that asks the
-    model for it (2.1.300) asks the gateway, which has no classifier's answer, and says it "could not evaluate" the
-    call.  That proves nothing about the mode: the cell is not offered, in the CLI's words, never held by the mode nor
-    errored.  The twin: the same variant under the default mode is judged (no hook matches Monitor, so the CLI asks;
+    model for it (2.1.300) sends the classifier's requests to the gateway, and the attempt that met them is decided by
+    Claude's judgement.  Either proves nothing about the mode: the cell is not offered (from that signal, or in the
+    CLI's words), never held by the mode nor errored.  The twin: the same variant under the default mode is judged (no hook matches Monitor, so the CLI asks;
     the repository's hook lets `printf > .env` reach the prompt).  A release without Monitor (2.1.300) offers none."""
     release = running()
     shutil.copytree(EXAMPLES / "settings_hooks" / "project", tmp_path / "repo")
@@ -202,14 +202,15 @@ def test_a_mode_whose_safety_check_cannot_run_here_is_not_applicable_in_the_clis
             assert [(c["cell"], c["detail"]) for c in (plan, default)] == [
                 ("not offered", "the agent does not offer the Monitor tool")] * 2, run.stdout[-3000:]
             continue
-        words = (
-            "Auto mode could not evaluate this action and is blocking it for safety"
-            if runs_the_classifier(release)
-            else f"Auto mode is unavailable: its safety check does not run for this session, so {tool} was not run."
-        )
         assert plan["cell"] == "not offered", run.stdout[-3000:]
-        assert plan["detail"].startswith(
-            "this CLI cannot run the permission mode's safety check here, so the mode cannot be judged (inferred from "
-            f'the CLI\'s words: "{words}'), plan["detail"]
-        assert plan["inferred"] and not plan["layer"]
+        if runs_the_classifier(release):  # a signal: the classifier's own requests reached the gateway
+            assert re.match(r"the CLI asked its safety classifier \(the auto mode's check, \d+ request\(s\) to the "
+                            r"model\): the outcome is Claude's judgement", plan["detail"]), plan["detail"]  # fmt: skip
+            assert not plan["inferred"] and not plan["layer"]
+        else:  # only the CLI's words say it
+            words = f"Auto mode is unavailable: its safety check does not run for this session, so {tool} was not run."
+            assert plan["detail"].startswith(
+                "this CLI cannot run the permission mode's safety check here, so the mode cannot be judged (inferred "
+                f'from the CLI\'s words: "{words}'), plan["detail"]
+            assert plan["inferred"] and not plan["layer"]
         assert default["cell"] == "asked" and not default["inferred"], run.stdout[-3000:]
