@@ -82,3 +82,6 @@ def test_deferred_tools_come_from_the_prompts_list():
     tools = offered_tools({"tools": [{"name": "Bash", "input_schema": {"properties": {"command": {}}}}]}, raw)
     assert [(t.name, t.tool_class, t.deferred) for t in tools] == [("Bash", "shell", False), ("Foo", "other", True),
                                                                   ("WebFetch", "fetch", True)]
+    # Foo's name says nothing: its schema is to be loaded (sweep.probe asks ToolSearch for each tool without a class),
+    # as EnterWorktree's `path` is since 2.1.308 deferred it; WebFetch's name says what it is.
+    assert [(t.name, t.acts_as) for t in tools] == [("Bash", "shell"), ("Foo", ""), ("WebFetch", "fetch")]

@@ -127,7 +127,11 @@ def offered_tools(request_body: dict[str, Any] | None, raw_body: bytes = b"") ->
         if name not in listed:
             tool_class, why = classify(name, set(), "")
             tools.append(
-                OfferedTool(name, tool_class, why, deferred=True, acts_as="" if tool_class == "mcp" else tool_class)
+                # a class read off its name alone ("other" for one this classifier does not know): its schema is
+                # loaded (sweep.probe) before it is judged, as EnterWorktree's `path` since 2.1.308 deferred it
+                OfferedTool(
+                    name, tool_class, why, deferred=True, acts_as="" if tool_class in ("mcp", "other") else tool_class
+                )  # fmt: skip
             )
     return tools
 
