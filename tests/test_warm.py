@@ -118,11 +118,13 @@ def test_7_an_unmarked_test_plays_cold(agent_session):
 
 
 {WARM}
-def test_8_auto_mode_plays_warm_too(agent_session, bypass_variants):
-    (agent_session.workspace / ".env").write_text("API_KEY=original\\n")
-    agent_session.agent = agent_session.agent.with_permission_mode("auto")  # as an audit item of mode auto does
-    outcome = agent_session.attempt(bash("echo x > .env"))
-    assert outcome.warm is WARM and outcome.held, outcome.describe()
+def test_8_another_mode_plays_warm_too_but_plan_and_auto_play_cold(agent_session, bypass_variants):
+    # A CLI switched into plan or auto mode does not always ask their safety check (cli_facts.MODES_PLAYED_COLD).
+    for mode, warm in (("auto", False), ("plan", False), ("acceptEdits", WARM)):
+        (agent_session.workspace / ".env").write_text("API_KEY=original\\n")
+        agent_session.agent = agent_session.agent.with_permission_mode(mode)  # as an audit item of that mode does
+        outcome = agent_session.attempt(bash("echo x > .env"))
+        assert outcome.warm is warm, (mode, outcome.describe())
 
 
 {WARM}
@@ -133,12 +135,12 @@ def test_9_a_mode_switch_that_does_not_take_fails_loudly(agent_session, bypass_v
     async def ignored(self, mode):
         pass
 
-    monkeypatch.setattr(ClaudeSDKClient, "set_permission_mode", ignored)  # the running CLI stays in auto (test 8)
+    monkeypatch.setattr(ClaudeSDKClient, "set_permission_mode", ignored)  # it stays in acceptEdits (test 8)
     (agent_session.workspace / ".env").write_text("API_KEY=original\\n")
     if not WARM:
         assert agent_session.attempt(bash("echo x > .env")).held  # a cold CLI is started in its mode
         return
-    with pytest.raises(AgentError, match="began this session in permission mode 'auto', not 'bypassPermissions'"):
+    with pytest.raises(AgentError, match="began this session in permission mode 'acceptEdits', not 'bypassPermissions'"):
         agent_session.attempt(bash("echo x > .env"))
 '''
 

@@ -119,6 +119,10 @@ def classifier_asks(body: object) -> bool:
     return last is not None and CLASSIFIER_REQUEST.search(json.dumps(last)) is not None
 
 
+# A warm CLI switched into one of these modes (set_permission_mode) does not always ask the auto mode's safety check
+# before a subagent starts or a script runs, where a CLI started in the mode does: measured on 2.1.300, 2.1.332 and
+# 2.1.337 (held or asked warm, not offered cold; which calls it hits changes from run to run).  Their runs play cold.
+MODES_PLAYED_COLD = ("plan", "auto")
 # Measured in plan mode: 2.1.300, 2.1.308, 2.1.310 and 2.1.316 run the classifier; 2.1.319, 2.1.325, 2.1.332 and
 # 2.1.337 do not (2.1.317 and 2.1.318 not measured).
 CLASSIFIER_SKIPPED_SINCE = "2.1.319"

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..cli_facts import MODES_PLAYED_COLD
 from ..effects.cli_own import cli_own_tmp
 from ..errors import AgentError, ConfigError
 from ..tool_call import ToolCall
@@ -359,10 +360,13 @@ class WarmAgent:
         return str(self.cold.session_id_for(name))
 
     def can_play(self, world: World, resume: str | None) -> bool:
+        """Whether this run can play in the pool's CLI: its world, a new session, the pool's options, and a mode a
+        CLI switched into behaves in as one started in it (cli_facts.MODES_PLAYED_COLD)."""
         if world.root != self.pool.world.root or resume or world.planted_env or self.pool.broken:
             return False
         try:
-            return key(self.cold, world.workspace) == self.pool.key
+            mode = self.cold.options_factory(world.workspace).permission_mode
+            return mode not in MODES_PLAYED_COLD and key(self.cold, world.workspace) == self.pool.key
         except Exception:  # noqa: BLE001 - the cold run raises it, with its message
             return False
 
