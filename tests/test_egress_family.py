@@ -17,16 +17,8 @@ import pytest
 
 from pytest_controlplane.audit.plan import DEFAULT_TARGETS, ROUTE_CLASSES, cases, parse_targets, route_class
 from pytest_controlplane.bypass.corpus import corpus, default_target
-from pytest_controlplane.bypass.egress_routes import (
-    EGRESS_CLASSES,
-    SECRET,
-    egress_class,
-    egress_evidence,
-    egress_variants,
-    no_network,
-    to_target,
-    unjudged,
-)
+from pytest_controlplane.bypass.egress_judging import egress_evidence, no_network, to_target, unjudged
+from pytest_controlplane.bypass.egress_routes import EGRESS_CLASSES, SECRET, egress_class, egress_variants
 from pytest_controlplane.bypass.variant import FAMILIES
 from pytest_controlplane.canary import Canary
 from pytest_controlplane.errors import ConfigError

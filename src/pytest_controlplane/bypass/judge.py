@@ -41,7 +41,7 @@ from ..effects.snapshot import under
 from ..errors import ControlPlaneFailure, ours
 from ..layers import NOBODY, clip, held_by_words, words
 from ..tool_call import ToolCall
-from .egress_routes import egress_evidence, unjudged
+from .egress_judging import egress_evidence, unjudged
 from .offered import offered_tools
 from .sandbox_routes import runs_later
 from .setup import agents_runs, exec_marker, read_canary, take_marker, target_path
