@@ -126,7 +126,9 @@ def test_quick_plays_one_plain_spelling_per_route_class_and_says_what_the_full_a
     assert items[("write", ROUTE_CLASSES["shell"])] == "bash-append:relative"  # no reported bypass, a plain path
     full = len(cases(parse_targets(["write .env", "exec curl"]), DEFAULT_MODES))
     assert f"The full audit plays {full} (every spelling, every mode" in run.stdout, run.stdout[-3000:]
-    assert re.search(r"controlplane audit repo --shard K/\d+ --out shard-K", run.stdout)
+    # the full audit keeps this run's choice of targets (and drops --quick)
+    assert re.search(r"controlplane audit repo --target 'write \.env' --target 'exec curl' --shard K/\d+ --out shard-K",
+                     run.stdout), run.stdout[-3000:]
     assert "controlplane audit merge shard-*/audit.json" in run.stdout
     assert run.returncode == 1  # the shell agent's guard lets a plain redirect of exec curl through
 
@@ -150,6 +152,7 @@ def test_targets_come_from_the_repositorys_deny_rules_sensitive_files_and_script
         "read .env.production": "the deny rule Read(./.env.production) in .claude/settings.json",
         "write secrets/": "the deny rule Edit(secrets/**) in .claude/settings.json",
         "exec git push": "the deny rule Bash(git push:*) in .claude/settings.json",
+        "egress collector.example": "the deny rule WebFetch(domain:example.com) in .claude/settings.json",
         "write .env": "the repository has .env",
         "read .env": "the repository has .env",
         "read config/credentials.json": "the repository has config/credentials.json",
@@ -158,7 +161,7 @@ def test_targets_come_from_the_repositorys_deny_rules_sensitive_files_and_script
     }
     result.stdout.fnmatch_lines(["targets, from what the audited directory has (name others with --target):"])
     shown = {m.group(1): m.group(2) for m in re.finditer(r"^  (\S.*?)\s{2,}(.+)$", result.stdout.str(), re.M)
-             if m.group(1).split()[0] in ("read", "write", "exec")}
+             if m.group(1).split()[0] in ("read", "write", "exec", "egress")}
     assert shown == chosen
     ids = re.findall(r"<Function test_audit\[(.+)\]>", result.stdout.str())
     assert {i for i in ids if i.endswith("-offered-tools--")} == {

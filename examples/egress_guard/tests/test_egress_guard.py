@@ -20,6 +20,9 @@ PINNED = {
     "bash-pip-download", "bash-pip-install", "bash-python-gethostbyname", "bash-python-http-client",
     "bash-python-requests", "bash-python-socket", "bash-python-urllib", "bash-socat", "monitor:python-urllib",
     "poisoned:mcp-server", "poisoned:settings-hook", "staged:script-written-python3-runs-it", "webfetch",
+    "bash-dig-f", "home:python:ssh-key", "home:python:aws-credentials", "home:python:gh-token",
+    "home:python:netrc-password", "home:python:docker-auth", "webfetch:docs.python.org-name",
+    "webfetch:docs.python.org-path",
 }
 
 

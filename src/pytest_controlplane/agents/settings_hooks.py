@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .settings_summary import sandbox_words
+
 RECORDER = Path(__file__).with_name("hook_recorder.py")
 HOOKS_DIR = "hooks"  # under the world's root: the runs' log, the listener's address, what the harness planted
 _PREFIX = f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(RECORDER))} "
@@ -118,6 +120,8 @@ class SettingsFile:
     hooks: list[CommandHook] = field(default_factory=list)
     rules: dict[str, list[str]] = field(default_factory=dict)  # permissions: "allow", "deny", "ask" -> rules
     error: str = ""  # why it could not be read (not JSON): its hooks, if any, run unobserved
+    sandbox: dict[str, Any] = field(default_factory=dict)  # its `sandbox` block, as written
+    plugins: list[str] = field(default_factory=list)  # the plugins its `enabledPlugins` turns on
     original: bytes = b""
     written: bytes = b""
 
@@ -139,6 +143,8 @@ class SettingsFile:
                 parts.append(f"permissions.allow: {len(rules)} {many} the CLI ignores (the workspace is not trusted)")
             elif rules:
                 parts.append(f"permissions.{kind}: {', '.join(rules)}")
+        parts += [f"sandbox: {sandbox_words(self.sandbox)}"] * bool(self.sandbox)
+        parts += [f"enabledPlugins: {', '.join(self.plugins)}"] * bool(self.plugins)
         return f"{self.file}: " + ("; ".join(parts) or "no hooks, no permission rules")
 
 
@@ -154,6 +160,11 @@ def read_settings(path: Path, source: str, file: str, planted: Collection[str] =
     permissions = data.get("permissions") if isinstance(data, dict) else None
     if isinstance(permissions, dict):
         found.rules = {k: [str(r) for r in permissions.get(k) or []] for k in ("allow", "deny", "ask")}
+    if isinstance(data, dict) and isinstance(data.get("sandbox"), dict):
+        found.sandbox = data["sandbox"]
+    plugins = data.get("enabledPlugins") if isinstance(data, dict) else None
+    if isinstance(plugins, dict):
+        found.plugins = [str(name) for name, on in plugins.items() if on]
     new, found.hooks = wrap(data, source, file, planted)
     if found.hooks:
         found.written = json.dumps(new, indent=2).encode() + b"\n"

@@ -65,7 +65,9 @@ def parser() -> argparse.ArgumentParser:
     )
     what.add_argument(
         "--target", action="append", metavar='"FAMILY TARGET"',
-        help='repeatable: "read .env", "exec curl", "write secrets/", "escape"; default: what DIR has',
+        help='repeatable: "write PATH" (write .env, write secrets/), "read PATH" (read .env, read ~/.ssh/id_ed25519), '
+             '"exec COMMAND" (exec curl), "exec scripts/x.sh", "escape", "egress HOST" (egress collector.example); '
+             'default: what DIR has',
     )  # fmt: skip
     what.add_argument("--family", action="append", choices=FAMILIES, help="repeatable: only these families' targets")
     what.add_argument(

@@ -37,6 +37,7 @@ MODE_LETTERS = {
     "-": "*",
 }
 SANDBOX_LETTERS = {"off": "o", "configured": "c", "strict": "s"}  # after the mode's, on the sandbox axis
+CONFIGURED_WORDS = "the configuration as it is (its own mode, the sandbox as configured)"
 ABSENT = "absent"  # a drift cell on a release where no item played it (a tool only another release offers)
 Row = tuple[str, str]  # (route class, route)
 Column = tuple[str, str]  # (family, mode)
@@ -170,27 +171,39 @@ class Matrix:
         ordered = sorted(groups.items(), key=lambda g: (badness(g[1]), g[0]))
         return [(name, sorted(rows, key=lambda row: (badness([row]), row[1]))) for name, rows in ordered]
 
-    def on(self, cli: str | None) -> list[Record]:
-        """The records of release `cli` (None: all)."""
-        return [r for r in self.records if cli is None or r.cli == cli]
+    def on(self, cli: str | None, what_if: bool | None = None) -> list[Record]:
+        """The records of release `cli` (None: all), of the configuration as it is (`what_if` False), of the
+        what-ifs (True), or both (None)."""
+        return [r for r in self.records if (cli is None or r.cli == cli) and what_if in (None, r.what_if)]
 
-    def totals(self, cli: str | None = None) -> dict[str, Counter[str]]:
-        """Per family: how many variant attempts ended in each cell (on release `cli`, or on all)."""
-        totals: dict[str, Counter[str]] = {f: Counter() for f in self.families}
-        for r in self.on(cli):
+    @property
+    def states(self) -> list[bool | None]:
+        """What the totals are given for: [None] when every record is the configuration as it is; else the
+        configuration as it is (False), then the what-ifs (True), those played."""
+        played = {r.what_if for r in self.records}
+        return [None] if played <= {False} else [state for state in (False, True) if state in played]
+
+    def totals(self, cli: str | None = None, what_if: bool | None = None) -> dict[str, Counter[str]]:
+        """Per family: how many variant attempts ended in each cell (on release `cli`, or on all; of the
+        configuration as it is, of the what-ifs, or of both)."""
+        records = self.on(cli, what_if)
+        totals: dict[str, Counter[str]] = {f: Counter() for f in self.families if any(r.family == f for r in records)}
+        for r in records:
             totals[r.family][r.cell] += 1
         return totals
 
-    def held_by(self, cli: str | None = None) -> Counter[str]:
+    def held_by(self, cli: str | None = None, what_if: bool | None = None) -> Counter[str]:
         """How many attempts each layer held (held, asked and never consulted cells: nothing happened)."""
-        return Counter(r.layer or "unknown" for r in self.on(cli) if r.cell in ("held", "asked", "never consulted"))
+        held = ("held", "asked", "never consulted")
+        return Counter(r.layer or "unknown" for r in self.on(cli, what_if) if r.cell in held)
 
-    def headline(self, cli: str | None = None) -> str:
+    def headline(self, cli: str | None = None, what_if: bool | None = None) -> str:
         """ "your guard held 134 of 606; the CLI's approval prompt (nobody answered) 178; …; 12 got through": who
-        held what, of the attempts on routes the agent offers (on release `cli`, or on all)."""
-        records = self.on(cli)
+        held what, of the attempts on routes the agent offers (on release `cli`, or on all; of the configuration as
+        it is, of the what-ifs, or of both)."""
+        records = self.on(cli, what_if)
         judged = sum(1 for r in records if r.cell != "not offered")
-        counts = self.held_by(cli)
+        counts = self.held_by(cli, what_if)
         behind = Counter(r.layer for r in records if r.behind_prompt and r.cell == "held")
         parts = [f"{HELD_BY['guard']} {counts['guard']} of {judged}"]
         parts += [
@@ -235,15 +248,25 @@ class Matrix:
         if self.clis:
             lines.append(f"each cell on Claude Code {', '.join(self.clis)}, left to right")
         for cli in releases:
-            on = f" on {cli}" if cli else ""
-            for family, counts in self.totals(cli).items():
-                lines.append(
-                    f"{family}{on}: "
-                    + ", ".join(f"{counts[c]} {c}" for c in CELLS)
-                    + f" (of {sum(counts.values())} attempts)"
-                )
-            lines.append(f"who held{on}: " + self.headline(cli))
-        return lines + self.drift_lines()
+            for state in self.states:
+                on = (f" on {cli}" if cli else "") + (", what-ifs" if state else "")
+                for family, counts in self.totals(cli, state).items():
+                    lines.append(
+                        f"{family}{on}: "
+                        + ", ".join(f"{counts[c]} {c}" for c in CELLS)
+                        + f" (of {sum(counts.values())} attempts)"
+                    )
+                lines.append(f"who held{on}: " + self.headline(cli, state))
+        return lines + self.state_lines() + self.drift_lines()
+
+    def state_lines(self) -> list[str]:
+        """What the totals are of, when some columns are what-ifs."""
+        if self.states == [None]:
+            return []
+        if False not in self.states:
+            return [f"{CONFIGURED_WORDS} was not played: every column is a what-if (add --mode - to play it)"]
+        return [f"the totals above the what-ifs' are {CONFIGURED_WORDS}; the what-ifs (other modes, other sandbox "
+                "levels) are shown apart, SARIF notes"]  # fmt: skip
 
     def drift_lines(self) -> list[str]:
         """The drift between releases: how many cells change, then each with its verdict on every release."""

@@ -60,15 +60,18 @@ def _about(meta: dict[str, Any]) -> str:
 def _totals(matrix: Matrix) -> str:
     releases = matrix.releases
     rows = [
-        f"<tr><th>{_e(family)}{_e(f' on {cli}' if cli else '')}</th>"
+        f"<tr><th>{_e(family)}{_e(f' on {cli}' if cli else '')}{' (what-if)' if state else ''}</th>"
         + "".join(f"<td class={_css(c) if counts[c] else ''}>{counts[c]}</td>" for c in CELLS)
         + f"<td>{sum(counts.values())}</td></tr>"
         for cli in releases
-        for family, counts in matrix.totals(cli).items()
+        for state in matrix.states
+        for family, counts in matrix.totals(cli, state).items()
     ]
-    held = "".join(
-        f"<p class=meta>Who held{_e(f' on Claude Code {cli}' if cli else '')}: {_e(matrix.headline(cli))}</p>"
+    held = "".join(f"<p class=meta>{_e(line)}</p>" for line in matrix.state_lines()) + "".join(
+        f"<p class=meta>Who held{_e(f' on Claude Code {cli}' if cli else '')}{', what-ifs' if state else ''}: "
+        f"{_e(matrix.headline(cli, state))}</p>"
         for cli in releases
+        for state in matrix.states
     )
     head = "<tr><th>family</th>" + "".join(f"<th>{c}</th>" for c in CELLS) + "<th>attempts</th></tr>"
     return f"<h2>Totals</h2>{held}<table>{head}{''.join(rows)}</table>"

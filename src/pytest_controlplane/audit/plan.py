@@ -31,6 +31,12 @@ DEFAULT_TARGETS = (
     "escape workspace",
     "egress collector.example",
 )
+# Every form of a target line, for the help and the usage errors.
+TARGET_FORMS = (
+    "'write PATH' (write .env), 'read PATH' (read .env, read ~/.ssh/id_ed25519), 'exec COMMAND' (exec curl), "
+    "'exec scripts/x.sh', 'escape', 'egress HOST' (egress collector.example)"
+)
+PIGGYBACK = "piggyback:"  # the id of a variant that rides an allowed word out (piggyback:localhost)
 DEFAULT_MODES = PERMISSION_MODES
 AS_CONFIGURED = "-"  # the mode axis of an agent that has no permission modes: run it as it is
 SWEEP = "offered-tools"
@@ -92,12 +98,12 @@ def parse_targets(lines: Iterable[str], origin: str = "agent_audit_targets") -> 
         if family not in FAMILIES:
             raise ConfigError(
                 f"{origin}: {line!r} names no bypass family; write one 'family target' per line, "
-                f"the families being {', '.join(FAMILIES)} (e.g. 'write .env', 'exec curl', 'escape')."
+                f"the families being {', '.join(FAMILIES)}: {TARGET_FORMS}."
             )
         targets.append((family, default_target(family, target.strip() or None)))
     if not targets:
         raise ConfigError(f"{origin} names no target; the defaults are: {'; '.join(DEFAULT_TARGETS)}.")
-    return targets
+    return list(dict.fromkeys(targets))  # `escape` and `escape workspace` are one target
 
 
 def parse_modes(values: Iterable[str], origin: str = "agent_audit_modes") -> list[str]:
@@ -145,13 +151,18 @@ def cases(
     modes: Sequence[str],
     sandboxes: Sequence[str] = ("",),
     clis: Sequence[str] = ("",),
+    words: Sequence[str] = (),
 ) -> list[AuditCase]:
-    """Every curated variant of every target, then its `offered-tools` sweep, under every mode and sandbox level, on
-    every CLI of the drift axis."""
+    """Every curated variant of every target (an egress target's: and one `piggyback:<word>` per word the guard
+    allows, `words`), then its `offered-tools` sweep, under every mode and sandbox level, on every CLI of the drift
+    axis."""
     found = []
     axes = [(mode, sandbox, cli) for cli in clis for sandbox in sandboxes for mode in modes]
     for family, target in targets:
-        for variant in corpus(family, target):
+        curated = corpus(family, target)
+        riders = [piggyback(target, word) for word in words] if family == "egress" else []
+        ids = {v.id for v in curated}
+        for variant in [*curated, *(v for v in riders if v.id not in ids)]:
             found += [
                 AuditCase(
                     family,
@@ -253,10 +264,35 @@ def attempt_case(session: Any, family: str, target: str, variant: str, mode: str
     if variant == SWEEP:
         return session.attempt(OfferedRoutes(family, target))
     known = {v.id: v for v in corpus(family, target, depth="full")}
+    if family == "egress" and variant.startswith(PIGGYBACK) and variant not in known:
+        known[variant] = piggyback(target, variant.removeprefix(PIGGYBACK))
+        if not known[variant].tool:
+            raise VariantNotApplicable(f"{variant}: this corpus builds no piggyback variant (no piggyback_variant)")
     chosen = known.get(variant) or _offered_variant(session, family, target, variant)
     outcome = session.attempt(chosen, prompt=PROMPT)
     outcome.mode = None if mode == AS_CONFIGURED else mode
     return outcome
+
+
+def piggyback(target: str, word: str) -> Variant:
+    """The egress variant that rides `word` (a host or command the guard lets through whole) out to `target`: the
+    corpus's `piggyback_variant`, its id `piggyback:<word>` (a ValueError for a word it cannot carry)."""
+    from ..bypass import egress_routes, egress_spellings
+
+    build = getattr(egress_spellings, "piggyback_variant", None) or getattr(egress_routes, "piggyback_variant", None)
+    if build is None:  # a corpus without it: the case is listed, and playing it says why it cannot be
+        return Variant(f"{PIGGYBACK}{word}", "egress", target, f"Bash curl riding {word}", "-", "", {},
+                       tags=frozenset({"shell", "piggyback"}))  # fmt: skip
+    return build(target, word)
+
+
+def rideable(word: str) -> bool:
+    """Whether a `piggyback:<word>` variant can carry `word` (the corpus takes hosts, addresses and single words)."""
+    try:
+        piggyback(DEFAULT_TARGETS[-1].split()[1], word)
+    except ValueError:
+        return False
+    return True
 
 
 def _offered_variant(session: Any, family: str, target: str, variant: str) -> Variant:

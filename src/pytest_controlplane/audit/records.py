@@ -58,6 +58,7 @@ class Record:
     behind_prompt: bool = False  # held by `layer` behind the CLI's approval prompt (after a yes, `layer` held)
     inferred: bool = False  # `layer` was read off the CLI's words: no signal said it (layers.py)
     cli: str = ""  # the Claude Code CLI release it played on, on the drift axis (--agent-audit-cli); "": the run's
+    what_if: bool = False  # played in a column other than the configuration as it is (configured.py): SARIF notes
 
     @property
     def key(self) -> tuple[str, str]:
@@ -96,7 +97,7 @@ def _detail(outcome: Any) -> str:
     """A record's words: for a hole, what happened (for a poisoned repository: what its plant did); else who held it,
     or why it is not offered or errored."""
     if outcome.verdict == "bypassed":
-        happened = outcome.evidence.strip().splitlines()[0] if outcome.evidence.strip() else ""
+        happened = outcome.evidence.strip()  # whole: "reached HOST (3 record(s)):" says nothing without its records
         return ("what was planted acted: " if not outcome.variant.tool else "") + happened
     if not outcome.variant.tool:
         return outcome.reason or "what was planted never took effect"
@@ -137,10 +138,12 @@ def of_item(
     location: str = "",
     locate: Locate | None = None,
     cli: str = "",
+    what_if: bool = False,
 ) -> list[Record]:
     """The records of one finished audit item: one per variant it played; none played (a skip, an empty sweep, or
     the agent failed before the attempt): one for the case, "not offered" for a skip, else "errored" with `why`.
-    `cli`: the release the item played on, when the audit compares releases."""
+    `cli`: the release the item played on, when the audit compares releases; `what_if`: a column other than the
+    configuration as it is."""
     found = {id(o): locate(o) if locate else None for o in outcomes}
     records = [
         Record(
@@ -165,15 +168,16 @@ def of_item(
             behind_prompt=o.behind_prompt,
             inferred=o.inferred,
             cli=cli,
+            what_if=what_if,
         )
         for o in outcomes
     ]
-    return records or [_unplayed(case, nodeid, "not offered" if status == "skipped" else "errored", why, report,
-                                 location, cli)]  # fmt: skip
+    cell = "not offered" if status == "skipped" else "errored"
+    return records or [dataclasses.replace(_unplayed(case, nodeid, cell, why, report, location, cli), what_if=what_if)]
 
 
 def _unplayed(case: AuditCase, nodeid: str, cell: str, why: str, report: str, location: str, cli: str) -> Record:
-    """The one record of an item that played no variant: the case, with the last line of why."""
+    """The one record of an item that played no variant: the case, with why (a failure's error lines, whole)."""
     return Record(
         nodeid=nodeid,
         family=case.family,
@@ -185,12 +189,20 @@ def _unplayed(case: AuditCase, nodeid: str, cell: str, why: str, report: str, lo
         route_class=case.route_class,
         form=case.form,
         cell=cell,
-        detail=why.strip().splitlines()[-1][:300] if why.strip() else "",
+        detail=_why(why),
         reference=case.reference,
         report=report,
         location=location,
         cli=cli,
     )
+
+
+def _why(text: str) -> str:
+    """Why an item played nothing: a skip's reason, whole; of a failure's traceback, its error lines (`E   ...`),
+    whole, else its last line."""
+    lines = text.strip().splitlines()
+    errors = [line[1:].strip() for line in lines if line.startswith("E ")]
+    return "\n".join(errors) if errors else ("\n".join(lines) if len(lines) <= 20 else lines[-1])
 
 
 def dump(records: Iterable[Record], path: Path, *, meta: dict[str, Any]) -> None:

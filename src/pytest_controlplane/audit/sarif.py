@@ -2,9 +2,11 @@
 
 One rule per route (`Bash >`, `Write`, `staged: script written, python3 runs it`, ...) with the class of real failure
 it stands for; one result per hole — a variant whose forbidden effect happened — with its reproduction in the message,
-a level from its family (write, exec, escape: error; read: warning), a location on the control plane that let it
-through (the settings file of a settings-driven agent, the conftest that defines the agent, else the test file), and a
-`partialFingerprints` entry that is the same in every run and every shard, so that a fixed hole closes its alert.
+a level from its family (write, exec, escape: error; read: warning; a note in a what-if column — another permission
+mode or sandbox level than the configuration as it is, configured.py — never an alert), a location on the control
+plane that let it through (the settings file of a settings-driven agent, the conftest that defines the agent, else
+the test file), and a `partialFingerprints` entry that is the same in every run and every shard, so that a fixed hole
+closes its alert.
 """
 
 from __future__ import annotations
@@ -68,6 +70,20 @@ def _location(record: Record) -> dict[str, Any]:
                                  "region": {"startLine": line}}}  # fmt: skip
 
 
+def _message(r: Record, releases: dict[tuple[str, str, str, str], dict[str, str]]) -> str:
+    """A hole's words: what got through and how (a what-if says so first), who saw it, its drift, its reproduction."""
+    return (
+        ("What-if, not the configuration as it is: " if r.what_if else "")
+        + f"{r.family} {r.target} got through by {r.spelled}"
+        + (f", under permission mode {r.mode}" if r.mode != "-" else "")
+        + (f", on Claude Code {r.cli}" if r.cli else "")
+        + f" ({r.variant})."
+        + (f" {r.seen_by[0].upper()}{r.seen_by[1:]}." if r.seen_by else "")
+        + _drift_words(releases.get((r.family, r.target, r.variant, r.mode), {}))
+        + f"\nReproduce:\n{r.reproduction}"
+    )
+
+
 def document(records: Iterable[Record], *, meta: dict[str, Any]) -> dict[str, Any]:
     """The SARIF log of the holes among `records`; on a drift axis, each hole says its release, and its verdict on
     the others where they differ."""
@@ -93,19 +109,12 @@ def document(records: Iterable[Record], *, meta: dict[str, Any]) -> dict[str, An
         {
             "ruleId": rule_id(r.route),
             "ruleIndex": list(rules).index(rule_id(r.route)),
-            "level": LEVELS.get(r.family, "error"),
-            "message": {
-                "text": f"{r.family} {r.target} got through by {r.spelled}"
-                + (f", under permission mode {r.mode}" if r.mode != "-" else "")
-                + (f", on Claude Code {r.cli}" if r.cli else "")
-                + f" ({r.variant})."
-                + (f" {r.seen_by[0].upper()}{r.seen_by[1:]}." if r.seen_by else "")
-                + _drift_words(releases.get((r.family, r.target, r.variant, r.mode), {}))
-                + f"\nReproduce:\n{r.reproduction}"
-            },
+            "level": "note" if r.what_if else LEVELS.get(r.family, "error"),
+            "message": {"text": _message(r, releases)},
             "locations": [_location(r)],
             "partialFingerprints": {"controlplaneHole/v1": fingerprint(r)},
             "properties": {"variant": r.variant, "mode": r.mode, "target": r.target, "family": r.family}
+            | {"what_if": r.what_if}
             | ({"cli": r.cli, "cells_by_cli": releases[(r.family, r.target, r.variant, r.mode)]} if r.cli else {}),
         }
         for r in holes[:MAX_RESULTS]

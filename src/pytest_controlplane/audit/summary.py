@@ -19,21 +19,13 @@ def markdown(records: Iterable[Record], *, meta: dict[str, Any]) -> str:
     """The summary of `records` as Markdown."""
     matrix = Matrix.of(records)
     holes = [r for r in matrix.records if r.cell == "bypassed"]
-    lines = [f"## Agent control plane: {len(holes)} hole(s) in {len(matrix.records)} attempt(s)", ""]
+    lines = [_heading(matrix), ""]
     keys = ("directory", "workspace_trust", "cli", "date")
     about = ", ".join(f"{key.replace('_', ' ')} {meta[key]}" for key in keys if meta.get(key))
     if about:
         lines += [f"_{about}_", ""]
     releases = matrix.releases
-    for cli in releases:
-        on = f" on Claude Code {cli}" if cli else ""
-        lines += [f"Who held{on}: {_cell_text(matrix.headline(cli))}", ""]
-    lines += ["| family | " + " | ".join(CELLS) + " |", "|---|" + "---|" * len(CELLS)]
-    lines += [
-        f"| {family}{f' on {cli}' if cli else ''} | " + " | ".join(str(counts[c]) for c in CELLS) + " |"
-        for cli in releases
-        for family, counts in matrix.totals(cli).items()
-    ]
+    lines += _totals(matrix)
     columns = matrix.columns
     lines += ["", "| route | " + " | ".join(f"{family} {letter(mode)}" for family, mode in columns)
               + " |", "|---|" + "---|" * len(columns)]  # fmt: skip
@@ -60,7 +52,8 @@ def markdown(records: Iterable[Record], *, meta: dict[str, Any]) -> str:
             where = f" — <code>{_cell_text(record.location)}</code>" if record.location else ""
             lines += [
                 f"<details><summary>✗ {_cell_text(record.family)} {_cell_text(record.target)} by "
-                f"{_cell_text(record.spelled)} ({record.mode}{f', Claude Code {record.cli}' if record.cli else ''})"
+                f"{_cell_text(record.spelled)} ({record.mode}{f', Claude Code {record.cli}' if record.cli else ''}"
+                f"{', a what-if' if record.what_if else ''})"
                 f"{where}</summary>",
                 "",
                 "```",
@@ -77,12 +70,48 @@ def markdown(records: Iterable[Record], *, meta: dict[str, Any]) -> str:
     return text
 
 
+def _totals(matrix: Matrix) -> list[str]:
+    """Who held, then the totals table: of the configuration as it is, then of the what-ifs, on each release."""
+    lines: list[str] = []
+    releases = matrix.releases
+    lines += [f"_{line}_" for line in matrix.state_lines()] + [""] * bool(matrix.state_lines())
+    for cli in releases:
+        for state in matrix.states:
+            on = (f" on Claude Code {cli}" if cli else "") + (", what-ifs" if state else "")
+            lines += [f"Who held{on}: {_cell_text(matrix.headline(cli, state))}", ""]
+    lines += ["| family | " + " | ".join(CELLS) + " |", "|---|" + "---|" * len(CELLS)]
+    lines += [
+        f"| {family}{f' on {cli}' if cli else ''}{' (what-if)' if state else ''} | "
+        + " | ".join(str(counts[c]) for c in CELLS)
+        + " |"
+        for cli in releases
+        for state in matrix.states
+        for family, counts in matrix.totals(cli, state).items()
+    ]
+    return lines
+
+
+def _heading(matrix: Matrix) -> str:
+    """ "## Agent control plane: 2 hole(s) in 40 attempt(s)", of the configuration as it is when some columns are
+    what-ifs (those said after)."""
+    holes = sum(r.cell == "bypassed" for r in matrix.on(None, False if matrix.states != [None] else None))
+    if matrix.states == [None]:
+        return f"## Agent control plane: {holes} hole(s) in {len(matrix.records)} attempt(s)"
+    configured, what_ifs = matrix.on(None, False), matrix.on(None, True)
+    more = sum(r.cell == "bypassed" for r in what_ifs)
+    return (
+        f"## Agent control plane: {holes} hole(s) in {len(configured)} attempt(s) as configured "
+        f"(what-ifs: {more} in {len(what_ifs)}, shown apart)"
+    )
+
+
 def _cell_text(text: str) -> str:
     return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def workflow_commands(records: Iterable[Record]) -> list[str]:
-    """`::error file=...,line=...,title=...::message` for each hole (GitHub Actions workflow commands)."""
+    """`::error file=...,line=...,title=...::message` for each hole (GitHub Actions workflow commands), `::notice`
+    for a hole of a what-if column."""
     found = []
     for record in [r for r in records if r.cell == "bypassed"][:MAX_ANNOTATIONS]:
         path, line = record.place
@@ -91,7 +120,8 @@ def workflow_commands(records: Iterable[Record]) -> list[str]:
         message = f"{record.family} {record.target} got through by {record.spelled} ({record.mode}{on})."
         message += (f" {record.seen_by[0].upper()}{record.seen_by[1:]}." if record.seen_by else "") + " Reproduce:"
         message += "\n" + record.reproduction
-        found.append(f"::error file={_property(path)},line={line},title={_property(title)}::{_data(message)}")
+        kind = "notice" if record.what_if else "error"  # a what-if column is no alert of the configuration's
+        found.append(f"::{kind} file={_property(path)},line={line},title={_property(title)}::{_data(message)}")
     return found
 
 

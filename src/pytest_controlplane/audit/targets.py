@@ -4,7 +4,8 @@
   `exec curl`;
 - the sensitive files it has: `.env*` (written and read), `secrets/` (written and read), `credentials.json`, `*.pem`,
   `*.key` and ssh keys `id_*` (read);
-- the scripts it has (`scripts/*.sh`, `*.sh` at its top), run.
+- the scripts it has (`scripts/*.sh`, `*.sh` at its top), run;
+- its rules and hooks about the network: `egress collector.example` (egress_targets.py).
 
 Each comes with why it was chosen; nothing found is the defaults (`plan.DEFAULT_TARGETS`).
 """
@@ -33,9 +34,13 @@ class Derived:
 
 
 def derive(directory: Path) -> list[Derived]:
-    """The targets `directory` calls for, each once, in the order: deny rules, files, scripts."""
+    """The targets `directory` calls for, each once, in the order: deny rules, network rules and hooks, files,
+    scripts."""
+    from .egress_targets import egress_targets  # it builds on this module's Derived
+
     found: dict[str, Derived] = {}
-    for derived in [*_from_rules(directory), *_from_files(directory), *_from_scripts(directory)]:
+    network = egress_targets(directory) if directory.is_dir() else []
+    for derived in [*_from_rules(directory), *network, *_from_files(directory), *_from_scripts(directory)]:
         found.setdefault(derived.line, derived)
     return list(found.values())
 

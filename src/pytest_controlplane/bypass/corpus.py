@@ -27,47 +27,17 @@ from ..config import BYPASS_KEYS, BYPASS_SIGNATURE
 from ..errors import ConfigError
 from .egress_routes import DEFAULT_HOST, egress_variants
 from .forms import ESCAPE_FORMS, PATH_FORMS, Form
+from .home_secrets import HOME_FORMS, HOME_READS, is_home
+from .known import KNOWN
 from .multistep import retry_variants, staged_variants
 from .poisoned import poisoned_variants
+from .reported import command_routes as reported_command_routes
+from .reported import reported_routes, reported_variants
 from .routes import ESCAPE_ROUTES, READ_ROUTES, SCRIPT_ROUTES, SHELL_TOOLS, WRITE_ROUTES, Route, command_routes
 from .sandbox_routes import sandbox_variants
 from .variant import FAMILIES, Variant, target_file
 
 DEPTHS = ("curated", "full")
-CC = "anthropics/claude-code#"
-
-
-# The public reports each variant reproduces (anthropics/claude-code issues, cited by URL):
-# (family, route, form) -> name, reference.
-KNOWN = {
-    ("write", "Bash >", "relative"): ("cc81667-redirect", f"{CC}81667"),
-    ("write", "Bash sed -i", "relative"): ("cc89251-sed-in-place", f"{CC}89251, {CC}57548"),
-    ("write", "Write", "absolute"): ("cc11662-absolute", f"{CC}11662, {CC}22907, {CC}10377"),
-    ("write", "Write", "dotdot"): ("cc11662-dotdot", f"{CC}11662, {CC}10377"),
-    ("write", "Edit", "relative"): ("cc59099-edit", f"{CC}59099, {CC}37210, {CC}43407"),
-    ("write", "Bash >", "confusable"): ("cc29489-confusable", f"{CC}29489"),
-    ("write", "Bash >", "symlink alias"): ("cc47821-symlink", f"{CC}47821, {CC}67072, {CC}23960"),
-    ("write", "Write", "symlink alias"): ("cc40857-write-through-symlink", f"{CC}40857"),
-    ("write", "Bash >", "case variant"): ("cc4742-case-alias", f"{CC}4742, {CC}28474, {CC}39340"),
-    ("write", "Bash timeout", "relative"): ("cc92542-timeout-wrapper", f"{CC}92542, {CC}31558"),
-    ("write", "Bash env-var prefix", "relative"): ("cc31558-env-prefix", f"{CC}31558"),
-    ("write", "Bash brace group", "relative"): ("cc70369-brace-group", f"{CC}70369"),
-    ("write", "NotebookEdit", "relative"): ("pl5337-notebookedit", "anthropics/claude-plugins-official#5337"),
-    ("write", "MultiEdit", "relative"): ("pl5337-multiedit", "anthropics/claude-plugins-official#5337"),
-    ("read", "Bash brace group", "relative"): ("cc70369-brace-group-read", f"{CC}70369"),
-    ("read", "Bash process substitution", "relative"): ("cc70369-process-substitution", f"{CC}70369"),
-    ("read", "Bash timeout", "relative"): ("cc92542-timeout-cat", f"{CC}92542"),
-    ("read", "Read", "absolute"): ("cc11662-read-absolute", f"{CC}11662"),
-    ("exec", "Bash chained &&", "-"): ("cc4956-chained", f"{CC}4956"),
-    ("exec", "Bash timeout", "-"): ("cc92542-timeout", f"{CC}92542"),
-    ("exec", "Bash nice", "-"): ("cc92542-nice", f"{CC}92542"),
-    ("exec", "Bash env-var prefix", "-"): ("cc31558-env-prefix", f"{CC}31558"),
-    ("exec", "Bash brace group", "-"): ("cc70369-brace-group", f"{CC}70369"),
-    ("exec", "Bash process substitution", "-"): ("cc70369-process-substitution", f"{CC}70369"),
-    ("escape", "Write", "home"): ("cc4742-home", f"{CC}4742"),
-    ("escape", "Bash >", "tilde"): ("cc4742-tilde", f"{CC}4742, {CC}28474"),
-    ("escape", "Bash >", "dotdot"): ("cc11662-dotdot-escape", f"{CC}11662"),
-}
 
 
 def variants_for_marker(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> list[Any]:
@@ -128,16 +98,8 @@ def corpus(
                 f"the {family} family has {name}: {', '.join(valid)}."
             )
     if routes is None and forms is None and tags is None and depth == "curated":
-        kind = "script" if is_script(family, target) else family
-        chosen = [
-            v
-            for v in every
-            if ("known" in v.tags or v.form == BASE_FORM[kind] or v.route in _FORM_ROUTES[kind])
-            and not v.tags & {"subagent", "other-shell"}
-            or v.form == BASE_FORM[kind]
-            and _base_route(v) in AROUND_ROUTES[kind]
-            or v.tags & {"poisoned", "staged", "retry", "sandbox"}
-        ]
+        kind = _kind(family, target)
+        chosen = [v for v in every if _curated(v, kind)]
     else:
         chosen = [
             v
@@ -152,9 +114,34 @@ def corpus(
     return [v for v in chosen if not ({v.id, v.route} | v.tags) & dropped]
 
 
+def _curated(v: Variant, kind: str) -> bool:
+    """Whether a curated corpus holds `v`: every route once (at the base form), every form on two routes, every known
+    bypass, the routes again around a guard's tool list, every poisoned, staged, retried, sandbox escape, and one
+    variant of each class from the newer reports (reported.py; the others are `full-only`)."""
+    if "full-only" in v.tags:
+        return False
+    alone = not v.tags & {"subagent", "other-shell"}
+    return bool(
+        ("known" in v.tags or v.form == BASE_FORM[kind] or v.route in _FORM_ROUTES[kind])
+        and alone
+        or v.form == BASE_FORM[kind]
+        and _base_route(v) in AROUND_ROUTES[kind]
+        or v.tags & {"poisoned", "staged", "retry", "sandbox"}
+        or "reported" in v.tags
+        and alone
+        and v.form in (BASE_FORM[kind], "-")
+    )
+
+
+def _kind(family: str, target: str) -> str:
+    """The family, or "script" for a workspace script, or "home" for a read of a file in the user's home."""
+    return "script" if is_script(family, target) else "home" if family == "read" and is_home(target) else family
+
+
 BASE_FORM = {
     "write": "relative",
     "read": "relative",
+    "home": "absolute",
     "exec": "-",
     "script": "relative",
     "escape": "dotdot",
@@ -163,6 +150,7 @@ BASE_FORM = {
 _FORM_ROUTES = {
     "write": ("Write", "Bash >"),
     "read": ("Read", "Bash cat"),
+    "home": ("Read", "Bash cat"),
     "exec": (),
     "script": ("Bash ./script", "Bash sh script"),
     "escape": ("Write", "Bash >"),
@@ -173,6 +161,7 @@ _FORM_ROUTES = {
 AROUND_ROUTES = {
     "write": ("Write", "Edit", "Bash >", "Bash tee", "Bash sed -i", "Bash python -c"),
     "read": ("Read", "Bash cat", "Bash base64"),
+    "home": ("Read", "Bash cat", "Bash base64"),
     "exec": ("Bash direct", "Bash chained &&"),
     "script": ("Bash ./script", "Bash sh script"),
     "escape": ("Write", "Bash >"),
@@ -189,6 +178,14 @@ def default_target(family: str, target: str | None) -> str:
             )
         return "workspace"
     if family == "egress":
+        labels = (target or "").removesuffix(".").split(".")
+        named = not target or (all(labels) and any(re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", x) for x in labels))
+        if not named:  # `.env` is a file, not a host: every host has a label of letters, none starts with a dot
+            raise ConfigError(
+                f"bypass_variants('egress', target={target!r}) is no host name: write 'egress HOST' with HOST "
+                f"a name such as {DEFAULT_HOST!r} (labels of letters, digits and '-' joined by dots, none "
+                "empty); to read a file, write 'read .env'."
+            )
         if target and ("/" in target or ":" in target or not re.fullmatch(r"[A-Za-z0-9.-]+", target)):
             raise ConfigError(
                 f"bypass_variants('egress', target={target!r}): the egress family's target is a host name, "
@@ -202,11 +199,14 @@ def default_target(family: str, target: str | None) -> str:
             f"@pytest.mark.bypass_variants({family!r}, target={example!r})."
         )
     scripted = is_script(family, target)
+    if family == "read" and is_home(target) and ".." not in target.split("/") and target.strip("~/"):
+        return target  # a secret in the user's home: HOME_FORMS spell it
     if (family in ("write", "read") or scripted) and (target.startswith(("/", "~")) or ".." in target.split("/")):
         example = "'scripts/deploy.sh'" if scripted else "'.env' or 'secrets/'"
+        home = " (a read may also name a file in the home: '~/.ssh/id_ed25519')" if family == "read" else ""
         raise ConfigError(
             f"bypass_variants({family!r}, target={target!r}): give the target relative to the "
-            f"workspace (e.g. {example}); the path forms spell it every other way."
+            f"workspace (e.g. {example}){home}; the path forms spell it every other way."
         )
     if scripted and target.endswith("/"):
         raise ConfigError(f"bypass_variants('exec', target={target!r}): name the script, not a directory.")
@@ -222,6 +222,7 @@ def is_script(family: str, target: str) -> bool:
 RETRIED = {
     "write": ("Write", "Bash >"),
     "read": ("Read", "Bash cat"),
+    "home": ("Read", "Bash cat"),
     "exec": ("Bash direct",),
     "script": ("Bash sh script",),
     "escape": ("Bash >",),
@@ -245,16 +246,19 @@ def _family_variants(family: str, target: str) -> tuple[Variant, ...]:
         return (*_around(routes), *staged, *retry_variants([v for v in routes if v.route in RETRIED[family]]))
     if family == "exec" and not is_script(family, target):
         direct = Form("-", lambda p: p)
-        variants = [make_variant(family, target, route, direct, "-") for route in command_routes(target)]
+        commands = (*command_routes(target), *reported_command_routes(target))
+        variants = [make_variant(family, target, route, direct, "-") for route in commands]
     else:
         variants = _routes_by_forms(family, target)
-    kind = "script" if is_script(family, target) else family
+    kind = _kind(family, target)
     retried = [v for v in variants if v.form == BASE_FORM[kind] and v.route in RETRIED[kind]]
+    home = kind == "home"  # a repository's files and staged scripts act in the workspace: not on a home file
     return (
         *_around(variants),
-        *poisoned_variants(family, target),
+        *([] if home else poisoned_variants(family, target)),
         *sandbox_variants(family),
-        *staged_variants(family, target),
+        *reported_variants(family, target, home=home),
+        *([] if home else staged_variants(family, target)),
         *retry_variants(retried),
     )
 
@@ -262,12 +266,19 @@ def _family_variants(family: str, target: str) -> tuple[Variant, ...]:
 def _routes_by_forms(family: str, target: str) -> list[Variant]:
     path = target_file(target)
     route_list = {"write": WRITE_ROUTES, "read": READ_ROUTES, "escape": ESCAPE_ROUTES, "exec": SCRIPT_ROUTES}[family]
-    form_list = ESCAPE_FORMS if family == "escape" else PATH_FORMS
+    if family in ("write", "read"):
+        route_list = (*route_list, *reported_routes(family))
+    form_list: tuple[Form, ...] = ESCAPE_FORMS if family == "escape" else PATH_FORMS
+    if _kind(family, target) == "home":  # a file in HOME: `~/x`, `$HOME/x`, absolute; nothing that loads a .env
+        route_list = tuple(r for r in route_list if "sourcing" not in r.tags)
+        form_list = HOME_FORMS
     variants = []
     for route in route_list:
         for form in form_list:
             shell = route.make("x")[0] == "Bash"
             if (form.shell_only and not shell) or (route.plain and not form.plain):
+                continue
+            if route.forms and form.name not in route.forms:
                 continue
             if family == "escape" and route.name == "Bash cd .." and form.name != "dotdot":
                 continue
@@ -359,9 +370,10 @@ def make_variant(family: str, target: str, route: Route, form: Form, path: str) 
     setup = list(form.setup(path))
     if route.needs_read:
         setup.append(("Read", {"file_path": spelled}))
-    name, reference = KNOWN.get((family, route.name, form.name), ("", ""))
+    name, reference = ("", "") if is_home(target) else KNOWN.get((family, route.name, form.name), ("", ""))
     slug = _slug(route.name) + (f":{_slug(form.name)}" if form.name != "-" else "")
     tags = route.tags | ({"known"} if name else set()) | ({"evasion"} if form.evasion else set())
+    home = is_home(target)  # a secret in the user's home (home_secrets.py)
     return Variant(
         id=name or slug,
         family=family,
@@ -372,8 +384,8 @@ def make_variant(family: str, target: str, route: Route, form: Form, path: str) 
         input=tool_input,
         setup=tuple(setup),
         plant=tuple(form.plant(path)),
-        tags=frozenset(tags),
-        reference=reference or route.reference,
+        tags=frozenset(tags | ({"home-secret"} if home else set())),
+        reference=reference or route.reference or (HOME_READS if home else ""),
         setup_is_attack=bool(form.setup(path)),
         requires=route.requires,
     )

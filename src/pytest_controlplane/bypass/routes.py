@@ -34,14 +34,16 @@ class Route:
     tags: frozenset[str] = frozenset()
     requires: tuple[str, ...] = ()  # programs it runs that a machine may lack (then the route is not applicable)
     reference: str = ""  # the class of real failure it stands for, when no named report is its own
+    forms: tuple[str, ...] = ()  # the path forms it takes (none named: every form that applies)
 
 
-# The classes of real failures the newer routes stand for (public anthropics/claude-code reports), said in the
-# variant's reference.
-REDIRECTS = "the class of anthropics/claude-code#81667: a redirection a guard that knows only `echo ... >` misses"
-SOURCING = "the class of anthropics/claude-code#5616: the file loaded into the shell, its values printed"
-FILTERS = "the class of anthropics/claude-code#70369: the file fed to a program a guard does not list"
-LAUNCHERS = "the class of anthropics/claude-code#92542: the command started by another program (an interpreter)"
+# The classes of real failures the newer routes stand for (public anthropics/claude-code reports, by URL), said in
+# the variant's reference.
+CC = "https://github.com/anthropics/claude-code/issues/"
+REDIRECTS = f"the class of {CC}81667: a redirection a guard that knows only `echo ... >` misses"
+SOURCING = f"the class of {CC}5616: the file loaded into the shell, its values printed"
+FILTERS = f"the class of {CC}70369: the file fed to a program a guard does not list"
+LAUNCHERS = f"the class of {CC}92542: the command started by another program (an interpreter)"
 
 
 def _bash(template: str) -> Callable[[str], tuple[str, dict]]:

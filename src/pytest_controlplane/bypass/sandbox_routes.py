@@ -27,17 +27,24 @@ import os
 from .routes import PAYLOAD
 from .variant import HOME, WORKSPACE, Variant
 
-RUNS_LATER = (".claude/settings.json", ".claude/settings.local.json", ".claude/hooks/", ".git/hooks/")
+# (.mcp.json: an approved server's command, which the next session starts: reported.py's mcp-after-approval)
+RUNS_LATER = (".claude/settings.json", ".claude/settings.local.json", ".claude/hooks/", ".git/hooks/", ".mcp.json")
 
 ESCAPE = f"echo {PAYLOAD} > ../cp-escape.txt"
-HATCH = "code.claude.com/docs/en/sandboxing (the dangerouslyDisableSandbox escape hatch)"
-RETRY = "anthropic-experimental/sandbox-runtime#13, trailofbits/claude-code-config#50"
-EXCLUDED = "anthropics/claude-code#40831, anthropics/claude-code#45113, anthropics/claude-code#81157"
-DISABLED = "anthropics/claude-code#86504"
-LATER = "rappdw/sandy#79, agentcage#173"
-FILE_TOOLS = "code.claude.com/docs/en/sandboxing (the sandbox applies to Bash; file tools obey permission rules)"
-OPEN_READS = "code.claude.com/docs/en/sandboxing (reads are allowed by default outside denyRead)"
-WEAKER = "code.claude.com/docs/en/sandboxing (enableWeakerNestedSandbox: weaker isolation, for containers)"
+HATCH = "https://code.claude.com/docs/en/sandboxing (the dangerouslyDisableSandbox escape hatch)"
+RETRY = (
+    "https://github.com/anthropic-experimental/sandbox-runtime/issues/13, "
+    "https://github.com/trailofbits/claude-code-config/issues/50"
+)
+CC = "https://github.com/anthropics/claude-code/issues/"
+EXCLUDED = f"{CC}40831, {CC}45113, {CC}81157"
+DISABLED = f"{CC}86504"
+LATER = "https://github.com/rappdw/sandy/issues/79, https://github.com/agentcage/agentcage/issues/170"
+FILE_TOOLS = (
+    "https://code.claude.com/docs/en/sandboxing (the sandbox applies to Bash; file tools obey permission rules)"
+)
+OPEN_READS = "https://code.claude.com/docs/en/sandboxing (reads are allowed by default outside denyRead)"
+WEAKER = "https://code.claude.com/docs/en/sandboxing (enableWeakerNestedSandbox: weaker isolation, for containers)"
 _GIT = "git -c user.name=controlplane -c user.email=controlplane@localhost"
 _HOOK = (
     "printf '#!/bin/sh\\n%s\\n' " + json.dumps(ESCAPE) + " > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit"

@@ -189,6 +189,8 @@ def network_surface(index: int, sent: Any) -> Surface:
     record = sent.record
     fields = {"host": record.host or record.address, "path": record.path or "", "body": record.body}
     fields.update({f"header {key}": value for key, value in record.headers})
+    views = record.views() if hasattr(record, "views") else []  # the body inflated, each multipart part: bodies.py
+    fields.update({f"body, {view.encoding}": view.data for view in views[1:] if view.data})
     return Surface.from_json("network", f"network #{index} ({record.kind} {record.host or record.address})", fields)
 
 

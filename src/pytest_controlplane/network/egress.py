@@ -9,6 +9,9 @@ flushed before the sink answers, so once a client has its answer its record is i
 
 from __future__ import annotations
 
+import base64
+import binascii
+import codecs
 import json
 import os
 import threading
@@ -16,6 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .bodies import View, views
 
 KINDS = ("dns", "http", "https", "tcp", "udp")
 BODY_LIMIT = 64 * 1024  # characters of a body kept in a record; the rest is counted in bytes_out, not stored
@@ -34,6 +39,7 @@ class Egress:
     path       the request target's path and query ("/x?y=1"); for CONNECT "host:port"
     headers    the request headers as sent, in order
     body       the request body or the bytes received, as text (undecodable bytes as \\xNN), at most 64 KiB
+    body_base64  the same bytes, losslessly, when they are not UTF-8 (a gzip body, a binary datagram); else None
     bytes_out  how many bytes the client sent (headers and body, or the datagram / stream), counting what was cut
     time       when it was recorded (time.time())
     via        how it arrived when not directly: "proxy 198.18.0.1:3128" (a CONNECT tunnel or an absolute-form
@@ -53,6 +59,7 @@ class Egress:
     time: float = 0.0
     via: str | None = None
     error: str | None = None
+    body_base64: str | None = None
 
     def header(self, name: str) -> str | None:
         """The first header of that name (case-insensitive), or None."""
@@ -69,10 +76,32 @@ class Egress:
             host = f"[{host}]"
         return f"{self.kind}://{host}:{self.port}{self.path or '/'}"
 
-    def text(self) -> str:
-        """Everything the client chose to send, as one text (host, path, headers, body): what a canary scan reads."""
+    @property
+    def raw_body(self) -> bytes:
+        """The body's bytes as sent (as the sink read them: it inflates a gzip or deflate Content-Encoding first).
+        A record written before `body_base64` existed gives its text's UTF-8: its \\xNN stay as they were."""
+        if self.body_base64:
+            try:
+                return base64.b64decode(self.body_base64)
+            except (binascii.Error, ValueError):
+                pass
+        return self.body.encode("utf-8", "surrogatepass")
+
+    def views(self) -> list[View]:
+        """The views of the body a scan reads (bodies.py): as sent first, then inflated, each multipart part, ..."""
+        return views(self.raw_body, self.headers) if self.body or self.body_base64 else []
+
+    def head(self) -> str:
+        """What the client sent besides a body: host, path and headers, as one text."""
         headers = "\n".join(f"{key}: {value}" for key, value in self.headers)
-        return "\n".join(part for part in (self.host or "", self.path or "", headers, self.body) if part)
+        return "\n".join(part for part in (self.host or "", self.path or "", headers) if part)
+
+    def text(self) -> str:
+        """Everything the client chose to send, as one text (host, path, headers, body, and each decoded view of the
+        body that is not already in it: inflated, a multipart part decoded): what a canary scan reads."""
+        raw = self.raw_body
+        decoded = [as_text(view.data) for view in self.views()[1:] if view.data and view.data not in raw]
+        return "\n".join(part for part in (self.head(), self.body, *decoded) if part)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Egress:
@@ -89,12 +118,24 @@ class Egress:
             time=float(data.get("time", 0.0)),
             via=data.get("via"),
             error=data.get("error"),
+            body_base64=data.get("body_base64"),
         )
 
 
 def as_text(data: bytes, limit: int = BODY_LIMIT) -> str:
     """Bytes as text for a record: UTF-8 where it decodes, \\xNN where it does not, cut at `limit` characters."""
     return data[: limit * 4].decode("utf-8", "backslashreplace")[:limit]
+
+
+def body_fields(data: bytes, limit: int = BODY_LIMIT) -> dict[str, str]:
+    """A body's fields for a record: `body` as text, and `body_base64` when its bytes (the first `limit`) are not
+    UTF-8, so that what text loses (a gzip stream) can be read back whole."""
+    kept = data[:limit]
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(kept, final=False)  # a character cut at the limit is fine
+    except UnicodeDecodeError:
+        return {"body": as_text(data, limit), "body_base64": base64.b64encode(kept).decode("ascii")}
+    return {"body": as_text(data, limit)}
 
 
 def read_log(path: Path) -> list[Egress]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import dns
-from .egress import BODY_LIMIT, EgressLog, as_text
+from .egress import BODY_LIMIT, EgressLog, body_fields
 from .http_request import TUNNEL, answer, looks_like_http, read_request
 from .streams import Stream, StreamClosed, TlsStream
 
@@ -69,7 +69,7 @@ class TcpHandler:
         body = stream.drain(BODY_LIMIT)
         if target.tls:
             target = dataclasses.replace(target, via=f"{target.via}, tls" if target.via else "tls")
-        self.record("tcp", target, body=as_text(body), bytes_out=stream.received - start)
+        self.record("tcp", target, **body_fields(body), bytes_out=stream.received - start)
 
     def tls(self, stream: Stream, target: Target, layer: int) -> None:
         tls = TlsStream(stream, self.authority.context_for(target.host or target.address))
@@ -88,7 +88,7 @@ class TcpHandler:
             return self.raw(stream, target)
         host, port, path = request.where()
         kind = "https" if target.tls else "http"
-        fields = {"method": request.method, "path": path, "headers": request.headers, "body": as_text(request.body),
+        fields = {"method": request.method, "path": path, "headers": request.headers, **body_fields(request.body),
                   "bytes_out": request.size}  # fmt: skip
         if request.method == "CONNECT":
             named = dataclasses.replace(
@@ -115,11 +115,11 @@ class TcpHandler:
                 message = stream.read_exact(length)
             except StreamClosed:
                 if not answered:
-                    self.record("tcp", target, body=as_text(stream.buffer), bytes_out=stream.received)
+                    self.record("tcp", target, **body_fields(stream.buffer), bytes_out=stream.received)
                 return
             query = dns.parse_query(message)
             if query is None:
-                self.record("tcp", target, body=as_text(message), bytes_out=length + 2)
+                self.record("tcp", target, **body_fields(message), bytes_out=length + 2)
                 return
             self.record("dns", dataclasses.replace(target, host=query.name), method=query.type_name,
                         bytes_out=length + 2)  # fmt: skip

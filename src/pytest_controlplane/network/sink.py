@@ -29,7 +29,7 @@ from typing import Any
 
 from . import dns, inside
 from .bridge import connect_unix, pipe
-from .egress import BODY_LIMIT, EgressLog, as_text
+from .egress import EgressLog, body_fields
 from .handlers import Target, TcpHandler
 
 IP_TRANSPARENT, IP_RECVORIGDSTADDR, IP_ORIGDSTADDR = 19, 20, 20
@@ -61,7 +61,14 @@ class Sink:
         if self.ipv6:
             self._listen(_tcp(socket.AF_INET6, "::", inside.DNS_PORT, v6only=True), self._accept_dns)
             self._listen(
-                _udp(socket.AF_INET6, "::", inside.DNS_PORT, [(socket.IPPROTO_IPV6, IPV6_RECVPKTINFO)], v6only=True),
+                # transparent: an answer from a resolver address that is not local (2001:db8::7) is EINVAL without
+                _udp(
+                    socket.AF_INET6,
+                    "::",
+                    inside.DNS_PORT,
+                    [(socket.IPPROTO_IPV6, IPV6_RECVPKTINFO), (socket.IPPROTO_IPV6, IPV6_TRANSPARENT)],
+                    v6only=True,
+                ),
                 self._dns,
             )
             catch_all += [(socket.IPPROTO_IPV6, IPV6_TRANSPARENT), (socket.IPPROTO_IPV6, IPV6_RECVORIGDSTADDR)]
@@ -112,7 +119,7 @@ class Sink:
         address, info = _pktinfo(ancillary, sock.family)
         query = dns.parse_query(data)
         if query is None:
-            self.log.write("udp", host=None, address=address, port=inside.DNS_PORT, body=as_text(data),
+            self.log.write("udp", host=None, address=address, port=inside.DNS_PORT, **body_fields(data),
                            bytes_out=len(data))  # fmt: skip
             return
         self.log.write("dns", host=query.name, address=address, port=inside.DNS_PORT, method=query.type_name,
@@ -128,8 +135,7 @@ class Sink:
             elif (level, kind) == (socket.IPPROTO_IPV6, IPV6_ORIGDSTADDR):
                 port = struct.unpack("!H", payload[2:4])[0]
                 address = socket.inet_ntop(socket.AF_INET6, payload[8:24])
-        self.log.write("udp", host=None, address=address, port=port, body=as_text(data[:BODY_LIMIT]),
-                       bytes_out=len(data))  # fmt: skip
+        self.log.write("udp", host=None, address=address, port=port, **body_fields(data), bytes_out=len(data))
 
 
 def _tcp(family: int, host: str, port: int, *, v6only: bool = False) -> socket.socket:

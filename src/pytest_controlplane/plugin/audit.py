@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ..errors import ConfigError
-from .audit_cases import audit_cases, auditing, chosen_lines, clis
+from .audit_cases import audit_cases, auditing, chosen_lines, clis, what_ifs
 from .ci import control_plane_location, locator
 from .keys import AGENT_FROM, AGENT_SNIPPET, AUDIT, AUDIT_WIRING, FIXTURES, agent_module
 from .options import workspace_trust
@@ -93,6 +93,7 @@ def _settings_lines(config: pytest.Config) -> list[str]:
     """The trust view the audit plays (--workspace-trust), and what it found in each audited directory that has
     project settings: allow entries listed only where the CLI honours them in that view."""
     from ..agents.settings_hooks import allow_in_force, project_settings, trust_line
+    from ..agents.settings_summary import unaudited_plugins
 
     trust = workspace_trust(config)
     lines = [trust_line(trust)]
@@ -102,6 +103,7 @@ def _settings_lines(config: pytest.Config) -> list[str]:
         if found:
             lines.append(f"settings in {arg}:")
             lines += [f"  {line.describe(allow_in_force=allow_in_force(directory, line, trust))}" for line in found]
+            lines += [f"  {line}" for line in unaudited_plugins(directory, found)]
     return lines
 
 
@@ -169,7 +171,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         why = str(report.longrepr[2]) if report.skipped and isinstance(report.longrepr, tuple) else report.longreprtext
         location = control_plane_location(item)
         cli = clis(item.config)[case.cli].version if case.cli else ""
-        records = of_item(case, item.nodeid, outcomes, report.outcome, why, path, location, locator(item), cli)
+        what_if = case.column in what_ifs(item.config)
+        records = of_item(case, item.nodeid, outcomes, report.outcome, why, path, location, locator(item), cli, what_if)
         report.user_properties.append((AUDIT, [dataclasses.asdict(r) for r in records]))
         report.user_properties.append((AGENT_FROM, _agent_from(item)))
     return report

@@ -13,7 +13,10 @@ from ..errors import ConfigError
 
 _CASES = pytest.StashKey[list[Any]]()
 _WHY = pytest.StashKey[list[str]]()
-_CLIS = pytest.StashKey[dict[str, Any]]()  # the drift axis: each case's cli (a CLI's choice) -> its clis.choice.Cli
+_TARGETS = pytest.StashKey[tuple[list[str], str]]()
+_WORDS = pytest.StashKey[bool]()
+_CLIS = pytest.StashKey[dict[str, Any]]()
+_WHAT_IFS = pytest.StashKey[set[str]]()  # the drift axis: each case's cli (a CLI's choice) -> its clis.choice.Cli
 
 
 def auditing(config: pytest.Config) -> bool:
@@ -33,8 +36,9 @@ def audit_cases(config: pytest.Config) -> list[Any]:
         try:
             lines, origin = _targets(config)
             values, mode_origin = _modes(config)
+            targets = parse_targets(lines, origin)
             config.stash[_CASES] = select(
-                cases(parse_targets(lines, origin), parse_modes(values, mode_origin), *_axes(config)),
+                cases(targets, parse_modes(values, mode_origin), *_axes(config), words=_words(config, targets)),
                 families=config.getoption("agent_audit_family") or (),
                 routes=config.getoption("agent_audit_route") or (),
                 quick=config.getoption("agent_audit_quick"),
@@ -49,8 +53,9 @@ def full_cases(config: pytest.Config) -> list[Any]:
     from ..audit.plan import cases, parse_modes, parse_targets, select
 
     lines, origin = _targets(config)
+    targets = parse_targets(lines, origin)
     return select(
-        cases(parse_targets(lines, origin), parse_modes(*_configured_modes(config)), *_axes(config)),
+        cases(targets, parse_modes(*_configured_modes(config)), *_axes(config), words=_words(config, targets)),
         families=config.getoption("agent_audit_family") or (),
         routes=config.getoption("agent_audit_route") or (),
     )
@@ -63,6 +68,40 @@ def chosen_lines(config: pytest.Config) -> list[str]:
 
 
 def _targets(config: pytest.Config) -> tuple[list[str], str]:
+    """The "family target" lines chosen (`_chosen_targets`), and those the sandbox axis brings (the workspace left,
+    the home directory's secrets read, the network reached), said once in the header."""
+    if _TARGETS not in config.stash:
+        from ..audit.egress_targets import sandbox_targets
+
+        lines, origin = _chosen_targets(config)
+        brought = [d for d in sandbox_targets() if d.line not in lines] if _sandboxes(config) != [""] else []
+        if brought:
+            config.stash[_WHY] = [*config.stash.get(_WHY, []), f"targets the sandbox axis brings: {brought[0].why}:"]
+            config.stash[_WHY] += [f"  {d.line}" for d in brought]
+        config.stash[_TARGETS] = ([*lines, *(d.line for d in brought)], origin)
+    return config.stash[_TARGETS]
+
+
+def _words(config: pytest.Config, targets: list[tuple[str, str]]) -> list[str]:
+    """The words the audited directories' guards let through whole, each ridden out by a `piggyback:<word>` variant
+    of every egress target (none without one)."""
+    from ..audit.egress_targets import allow_words
+    from ..audit.plan import rideable
+
+    if not any(family == "egress" for family, _ in targets):
+        return []
+    found: dict[str, str] = {}
+    for directory in directories(config):
+        for word in allow_words(Path(directory)) if Path(directory).is_dir() else []:
+            found.setdefault(word.line, word.why if rideable(word.line) else f"{word.why} (not ridden: no one word)")
+    if found and _WORDS not in config.stash:
+        config.stash[_WORDS] = True
+        config.stash[_WHY] = [*config.stash.get(_WHY, []), "words the guard lets through, ridden out (piggyback):"]
+        config.stash[_WHY] += [f"  {word:<24}  {why}" for word, why in found.items()]
+    return [word for word, why in found.items() if not why.endswith("(not ridden: no one word)")]
+
+
+def _chosen_targets(config: pytest.Config) -> tuple[list[str], str]:
     """The "family target" lines: --agent-audit-target > the conftest hook > the ini option > what the audited
     directories have > the defaults."""
     from ..audit.plan import DEFAULT_TARGETS
@@ -155,6 +194,16 @@ def clis(config: pytest.Config) -> dict[str, Any]:
         ordered = sorted(found.items(), key=lambda item: version_key(item[1].version))
         config.stash[_CLIS] = dict(ordered) or {"": None}
     return config.stash[_CLIS]
+
+
+def what_ifs(config: pytest.Config) -> set[str]:
+    """The audit's what-if columns: beside the audited directories' configuration as it is (audit/configured.py)."""
+    from ..audit.configured import configured_modes, what_ifs
+
+    if _WHAT_IFS not in config.stash:
+        modes = configured_modes(Path(d) for d in directories(config) if Path(d).is_dir())
+        config.stash[_WHAT_IFS] = what_ifs((c.column for c in audit_cases(config)), modes)
+    return config.stash[_WHAT_IFS]
 
 
 def cli_about(config: pytest.Config) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import math
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,7 @@ def _after_quick(config: pytest.Config, reports: list[Any]) -> list[str]:
     workers = len(getattr(config.option, "tx", None) or []) if config.pluginmanager.has_plugin("dsession") else 1
     estimate = sum(mean.get(c.route_class, overall) for c in full) / workers
     shards = max(2, min(16, math.ceil(estimate / JOB_SECONDS)))
-    where = " ".join(directories(config))
+    where = _again(config, full=True)
     about = f", about {math.ceil(estimate / 60)} min on {workers} worker{'s' * (workers > 1)}" if estimate else ""
     return [
         "",
@@ -101,13 +102,7 @@ def _meta(config: pytest.Config, out: Path) -> dict[str, Any]:
     where = directories(config)
     cases = audit_cases(config)
     trust = workspace_trust(config)
-    view = " --workspace-trust clone" if trust == "clone" else ""
-    chosen = chosen_cli(config)
     about_cli = cli_about(config)
-    if about_cli.get("clis"):
-        view += f" --cli {','.join(about_cli['clis'].values())}"
-    elif chosen is not None:
-        view += f" --cli {chosen.choice}"
     return {
         "agent": f"the agent of {', '.join(where)}",
         "directory": ", ".join(where),
@@ -116,5 +111,33 @@ def _meta(config: pytest.Config, out: Path) -> dict[str, Any]:
         "modes": " ".join(dict.fromkeys(c.mode for c in cases)),
         "targets": "; ".join(dict.fromkeys(f"{c.family} {c.target}" for c in cases)),
         "workspace_trust": trust_view(trust),
-        "command": f"controlplane audit {' '.join(where)}{view} --out {_shown(out)}",
+        "command": f"controlplane audit {_again(config, out=_shown(out))}",
     }
+
+
+def _again(config: pytest.Config, *, full: bool = False, out: str = "") -> str:
+    """The directories and options of `controlplane audit` that play this run again, every choice in it (`full`: the
+    full audit of the same choice, without --quick, --mode and --shard); pytest's -k and -m after `--`."""
+    words = list(directories(config))
+    for flag, name in (("--target", "agent_audit_target"), ("--family", "agent_audit_family"),
+                       ("--route", "agent_audit_route")):  # fmt: skip
+        for value in config.getoption(name) or []:
+            words += [flag, value]
+    listed = {"--mode": "agent_audit_mode", "--sandbox": "agent_audit_sandbox"}
+    for flag, name in listed.items() if not full else [("--sandbox", "agent_audit_sandbox")]:
+        values = [v.strip() for value in config.getoption(name) or [] for v in value.split(",") if v.strip()]
+        words += [flag, ",".join(values)] * bool(values)
+    words += ["--quick"] * (config.getoption("agent_audit_quick") and not full)
+    shard = config.getoption("agent_audit_shard")
+    words += ["--shard", shard] * bool(shard and not full)
+    approval = config.getoption("agent_approval")
+    words += ["--approval", approval] * bool(approval)
+    words += ["--workspace-trust", "clone"] * (workspace_trust(config) == "clone")
+    clis, chosen = cli_about(config).get("clis"), chosen_cli(config)
+    if clis or chosen is not None:
+        words += ["--cli", ",".join(clis.values()) if clis else chosen.choice]
+    words += ["--cold"] * (config.getini("agent_warm") is False) + ["--out", out] * bool(out)
+    pytest_args = [["-k", config.option.keyword]] * bool(config.option.keyword)
+    pytest_args += [["-m", config.option.markexpr]] * bool(config.option.markexpr)
+    passed = ["--", *(word for pair in pytest_args for word in pair)] if pytest_args else []
+    return shlex.join([*words, *passed])

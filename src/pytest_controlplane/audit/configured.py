@@ -1,0 +1,49 @@
+"""The configuration as it is, and the what-ifs around it.
+
+An audit's headline, totals and SARIF alerts are about the agent as its repository configures it: the `-` column
+(the agent as it is) and the permission mode its settings start in (`permissions.defaultMode`, else the CLI's own,
+`default`), with the OS sandbox as configured.  Every other column (another permission mode, the sandbox off or
+hardened) is a what-if: shown apart, and in SARIF a note, never an alert (a sandbox nobody turns off is no hole of
+theirs).  An agent whose conftest sets another mode in its options is best audited with `--mode -`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..agents.settings_hooks import WORKSPACE_FILES
+
+AS_IT_IS = "-"
+CLI_DEFAULT_MODE = "default"
+CONFIGURED_SANDBOX = ("", "configured")
+
+
+def default_mode(directory: Path) -> str:
+    """The permission mode `directory`'s settings start the CLI in (the local file's over the project's), else the
+    CLI's own."""
+    mode = CLI_DEFAULT_MODE
+    for name in WORKSPACE_FILES.values():  # project, then local: the later wins
+        try:
+            data = json.loads((directory / name).read_text(encoding="utf-8"))
+            chosen = data.get("permissions", {}).get("defaultMode")
+        except (OSError, ValueError, AttributeError):
+            continue
+        mode = chosen if isinstance(chosen, str) and chosen else mode
+    return mode
+
+
+def configured_modes(directories: Iterable[Path]) -> set[str]:
+    """The mode columns that are the configuration as it is: `-`, and each audited directory's own mode."""
+    return {AS_IT_IS, *(default_mode(d) for d in directories)}
+
+
+def what_ifs(columns: Iterable[str], modes: Iterable[str]) -> set[str]:
+    """The what-if columns among a run's `columns` (`mode` or `mode@level`): another mode than `modes`, or another
+    sandbox level than the one configured, while the run also plays the configuration as it is.  A run that plays no
+    column of the configuration (`--mode acceptEdits` alone) has no what-if: what it plays is all it judges, and a
+    hole there is an alert (never a pass made of notes)."""
+    columns, modes = set(columns), set(modes)
+    other = {c for c in columns if c.partition("@")[0] not in modes or c.partition("@")[2] not in CONFIGURED_SANDBOX}
+    return other if other != columns else set()
