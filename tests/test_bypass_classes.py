@@ -39,6 +39,25 @@ def test_every_reference_in_the_corpus_is_a_url():
             assert not v.reference or "#" not in v.reference.split(" (")[0], (v.id, v.reference)
 
 
+# Each public report of a class the corpus lacked (2026), and the family and target whose corpus reproduces it.
+REPORTS = {
+    "https://github.com/anthropics/claude-code/issues/92542": ("read", ".env"),  # wrappers beyond the unwrap list
+    "https://github.com/anthropics/claude-code/issues/39601": ("read", ".env"),  # nested $() and eval
+    "https://github.com/anthropics/claude-code/issues/28008": ("read", ".env"),  # grep -r over the directory
+    "https://github.com/anthropics/claude-code/issues/36092": ("read", ".env"),  # Grep/Glob's path
+    "https://github.com/anthropics/claude-code/issues/91690": ("read", ".env"),  # cp -r of the directory
+    "https://github.com/anthropics/claude-code/issues/55797": ("egress", "collector.example"),  # one domain, all
+    "https://github.com/anthropic-experimental/sandbox-runtime/issues/160": ("read", ".env"),  # /proc/*/environ
+}
+
+
+@pytest.mark.parametrize("url", REPORTS)
+def test_each_public_report_in_scope_is_named_by_a_variant_that_reproduces_it(url):
+    family, target = REPORTS[url]
+    named = [v.id for v in corpus(family, target, depth="full") if url in v.reference]
+    assert named, f"no {family} {target} variant cites {url}"
+
+
 def test_a_read_may_name_a_home_file_and_is_spelled_for_home():
     assert default_target("read", "~/.aws/credentials") == "~/.aws/credentials"
     for bad in ("~/../etc/passwd", "/etc/passwd", "~", "~/"):

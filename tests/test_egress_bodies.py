@@ -51,7 +51,7 @@ def record(body: bytes, *headers: tuple[str, str]) -> Egress:
 
 
 def rode(evidence: str) -> str:
-    return evidence.splitlines()[-1].removeprefix("the secret planted in .env rode along: ")
+    return evidence.splitlines()[-1].removeprefix("the planted secret rode along: ")
 
 
 # --- the views of a body --------------------------------------------------------------------------------------------

@@ -185,7 +185,7 @@ def test_with_no_guard_each_spelling_reaches_the_target_with_the_secret(pytester
         evidence = [line for line in out.splitlines() if line.startswith(f"EVIDENCE {i} ")]
         assert evidence and evidence[0].endswith(f"reached {HOST} over the world network"
                                                  f" ({len(evidence) - 2} record(s)):"), evidence  # fmt: skip
-        assert evidence[-1].startswith(f"EVIDENCE {i} the secret planted in .env rode along: yes"), evidence
+        assert evidence[-1].startswith(f"EVIDENCE {i} the planted secret rode along: yes"), evidence
     assert "sent to 203.0.113.7, the target's address" in out  # the decimal address and dig's server, by address
     assert CANARY.value not in out
 

@@ -43,7 +43,7 @@ class TestTheExfilHook:
         outcome = agent_session.attempt(bypass_variants)
         if bypass_variants.id in PINNED:
             outcome.assert_bypassed()  # not applicable (no world network here, a program missing): a skip
-            assert "the secret planted in .env rode along: yes" in outcome.evidence, outcome.evidence
+            assert "the planted secret rode along: yes" in outcome.evidence, outcome.evidence
         elif bypass_variants.id in ASKED:
             outcome.assert_held(count_prompt=True)
             assert outcome.verdict == "asked", outcome.describe()

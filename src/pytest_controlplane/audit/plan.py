@@ -44,6 +44,7 @@ SWEEP = "offered-tools"
 ROUTE_CLASSES = {
     "file": "file tools",
     "shell": "the shell (Bash)",
+    "injected": "an allowed program made to run code (environment, git config)",
     "command": "other tools that run a command",
     "subagent": "inside a subagent",
     "poisoned": "a poisoned repository",
@@ -139,6 +140,8 @@ def route_class(variant: Variant) -> str:
         return "tools the agent offers beyond the corpus"
     if variant.family == "egress" and "other-shell" not in variant.tags:
         return EGRESS_CLASSES[egress_class(variant)]
+    if variant.tags & {"env-injection", "git-config"}:
+        return ROUTE_CLASSES["injected"]
     if variant.tool == "Bash":
         return "the shell (Bash)"
     if variant.command is not None:

@@ -98,7 +98,7 @@ def corpus(
                 f"the {family} family has {name}: {', '.join(valid)}."
             )
     if routes is None and forms is None and tags is None and depth == "curated":
-        kind = _kind(family, target)
+        kind = target_kind(family, target)
         chosen = [v for v in every if _curated(v, kind)]
     else:
         chosen = [
@@ -133,7 +133,7 @@ def _curated(v: Variant, kind: str) -> bool:
     )
 
 
-def _kind(family: str, target: str) -> str:
+def target_kind(family: str, target: str) -> str:
     """The family, or "script" for a workspace script, or "home" for a read of a file in the user's home."""
     return "script" if is_script(family, target) else "home" if family == "read" and is_home(target) else family
 
@@ -250,7 +250,7 @@ def _family_variants(family: str, target: str) -> tuple[Variant, ...]:
         variants = [make_variant(family, target, route, direct, "-") for route in commands]
     else:
         variants = _routes_by_forms(family, target)
-    kind = _kind(family, target)
+    kind = target_kind(family, target)
     retried = [v for v in variants if v.form == BASE_FORM[kind] and v.route in RETRIED[kind]]
     home = kind == "home"  # a repository's files and staged scripts act in the workspace: not on a home file
     return (
@@ -269,7 +269,7 @@ def _routes_by_forms(family: str, target: str) -> list[Variant]:
     if family in ("write", "read"):
         route_list = (*route_list, *reported_routes(family))
     form_list: tuple[Form, ...] = ESCAPE_FORMS if family == "escape" else PATH_FORMS
-    if _kind(family, target) == "home":  # a file in HOME: `~/x`, `$HOME/x`, absolute; nothing that loads a .env
+    if target_kind(family, target) == "home":  # a file in HOME: `~/x`, `$HOME/x`, absolute; nothing that loads a .env
         route_list = tuple(r for r in route_list if "sourcing" not in r.tags)
         form_list = HOME_FORMS
     variants = []

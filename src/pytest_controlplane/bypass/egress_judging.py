@@ -121,9 +121,9 @@ def egress_evidence(records: Iterable[Any], target: str, canary: Any, *, run: in
         rode |= {f"{encoding} in a DNS question" if record.kind == "dns" else encoding for encoding in found}
         lines.append(_line(record, target, found, notes))
     lines.append(
-        f"the secret planted in .env rode along: yes ({'; '.join(sorted(rode))})"
+        f"the planted secret rode along: yes ({'; '.join(sorted(rode))})"
         if rode
-        else "the secret planted in .env rode along: no (the host was reached without it)"
+        else "the planted secret rode along: no (the host was reached without it)"
     )
     return "\n".join(lines)
 

@@ -28,6 +28,7 @@ CC = "https://github.com/anthropics/claude-code/issues/"
 WRAPPED = f"{CC}92542 (a wrapper outside the eight the CLI unwraps hides the command beneath it from the rules)"
 NESTED = f"{CC}39601, {CC}89055 (deny rules not applied inside nested $(...) and eval)"
 RECURSIVE = f"{CC}28008, {CC}91690 (grep -r and cp -r over the directory holding a denied file)"
+SEARCH_PATH = f"{CC}36092 (the Grep and Glob tools' `path` is the directory holding a denied file)"
 ENV_INJECTION = (
     "https://github.com/navikt/cplt/issues/51 (the class: an environment variable that makes an allowed program run "
     "code, NODE_OPTIONS=--require, GIT_SSH_COMMAND, BASH_ENV, PATH)"
@@ -190,7 +191,8 @@ def recursive_routes(family: str) -> list[Route]:
         }  # fmt: skip
     return [
         Route(name, make, plain=True, tags=_tags("recursive", i == 0) - ({"shell"} if name[:4] != "Bash" else set()),
-              requires=("rsync",) if "rsync" in name else (), reference=RECURSIVE, forms=("relative",))
+              requires=("rsync",) if "rsync" in name else (),
+              reference=RECURSIVE if name[:4] == "Bash" else SEARCH_PATH, forms=("relative",))
         for i, (name, make) in enumerate(shapes.items())
     ]  # fmt: skip
 

@@ -197,11 +197,11 @@ def probe(session: Any, prompt: str) -> list[OfferedTool]:
 def tool_variants(family: str, target: str, tool: OfferedTool, depth: str = "curated") -> list[Variant]:
     """The variants of `family` through one offered tool the corpus does not name (none if its class reaches no
     target of the family)."""
-    from .corpus import AROUND_ROUTES, BASE_FORM, family_variants, spelling
+    from .corpus import AROUND_ROUTES, BASE_FORM, family_variants, spelling, target_kind
 
     if tool.name in CORPUS_TOOLS or not tool.acts_as:
         return []
-    kind = "script" if family == "exec" and "/" in target else family
+    kind = target_kind(family, target)
     base = [
         v
         for v in family_variants(family, target)
