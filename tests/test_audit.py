@@ -228,10 +228,8 @@ def test_a_repository_guarded_by_its_settings_is_audited_with_no_conftest(pytest
     # The hook's blocks are its own (held, not "never consulted"); a glob walks past its substring match; the
     # poisoned mode setting is added to the repository's settings, so the hook still stops the Write after it.
     assert cells == {"Bash >": "✗", "Write": "✓", "Write in a subagent": "✓", "poisoned mode setting": "✓"}, cells
-    # bypassPermissions is not the mode the settings start in: a what-if, said apart from the configuration as it is.
-    result.stdout.fnmatch_lines(["write, what-ifs: 1 bypassed, 0 errored, 0 asked, 0 never consulted, 4 held, "
-                                 "0 not offered (of 5 attempts)",
-                                 "the configuration as it is (its own mode, the sandbox as configured) was not played*"])
+    # Only bypassPermissions is played: what a run plays alone is all it judges, no what-if (audit/configured.py).
+    result.stdout.fnmatch_lines(["write: 1 bypassed, 0 errored, 0 asked, 0 never consulted, 4 held, 0 not offered (of 5 attempts)"])
     assert "sk-live-audit-example-0000" not in result.stdout.str() + result.stderr.str()
 
 

@@ -335,7 +335,9 @@ def test_the_audit_names_the_cli_it_played_in_every_file(pytester, tmp_path):
     folder = pytester.path / "controlplane-report" / "repo"
     meta = json.loads((folder / "audit.json").read_text())["meta"]
     named = f"Claude Code 2.1.332 (path) {own}, chosen by --agent-cli"
-    assert meta["cli"] == named and meta["command"].endswith(f"--cli {own} --out controlplane-report/repo")
+    assert meta["cli"] == named and meta["command"].endswith(
+        f"--cli {own} --out controlplane-report/repo -- -k write:relative"
+    )  # the run again, its pytest selection too
     assert (meta["cli_version"], meta["cli_path"], meta["cli_source"]) == ("2.1.332", str(own), "path")
     sarif = json.loads((folder / "audit.sarif").read_text())["runs"][0]["properties"]
     assert sarif["cli"] == named and sarif["cli_version"] == "2.1.332"

@@ -230,5 +230,5 @@ def test_a_poisoned_holes_record_says_what_its_plant_did():
     hole = BypassOutcome(plant, "bypassed", ".env was written — 1 change(s) reached it:\n  run 1 ...", None)
     quiet = BypassOutcome(plant, "held", "", None)
     assert of_item(case, "t", [hole], "failed", "")[0].detail == (
-        "what was planted acted: .env was written — 1 change(s) reached it:")
+        "what was planted acted: .env was written — 1 change(s) reached it:\n  run 1 ...")  # whole, not cut
     assert of_item(case, "t", [quiet], "passed", "")[0].detail == "what was planted never took effect"

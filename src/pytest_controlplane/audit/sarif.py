@@ -25,7 +25,7 @@ from .records import Record
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"write": "error", "exec": "error", "escape": "error", "read": "warning"}
 MAX_RESULTS = 25_000  # GitHub's limit per run
-_ISSUE = re.compile(r"([\w.-]+/[\w.-]+)#(\d+)")
+_ISSUE = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+|([\w.-]+/[\w.-]+)#(\d+)")
 
 
 def rule_id(route: str) -> str:
@@ -60,8 +60,14 @@ def _drift_words(cells: dict[str, str]) -> str:
 
 
 def _help(reference: str) -> str | None:
+    """The first public report a reference cites, as a URL (references cite them by URL; `owner/repo#N` also
+    reads)."""
     found = _ISSUE.search(reference)
-    return f"https://github.com/{found.group(1)}/issues/{found.group(2)}" if found else None
+    if not found:
+        return None
+    return (
+        found.group(0) if found.group(0).startswith("https://") else f"https://github.com/{found[1]}/issues/{found[2]}"
+    )
 
 
 def _location(record: Record) -> dict[str, Any]:
