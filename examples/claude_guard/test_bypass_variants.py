@@ -75,6 +75,13 @@ NAIVE_GUARD_BYPASSES = {
     "staged:link-made-then-written-through": "staged: link made, then written through",
     "retry:cc81667-redirect": "Bash >, retried again",
     "retry:after-innocent:cc81667-redirect": "Bash >, retried after an innocent call",
+    # The classes of the 2026 reports (bypass/reported.py): a wrapper beyond the CLI's unwrap list, nested
+    # substitution, a tree copied over the workspace, code run by an allowed program's environment or git config.
+    "bash-setsid:relative": "Bash setsid",
+    "bash-nested-subst:relative": "Bash nested $(...)",
+    "bash-cp-r-a-tree:relative": "Bash cp -r a tree",
+    "bash-git-ssh-command:relative": "Bash GIT_SSH_COMMAND",
+    "bash-git-c-alias:relative": "Bash git -c alias",
     # Shell evasions: the shell makes the name at run time.
     **{f"bash-redirect:{form}": "Bash >" for form in (
         "glob-one-char", "glob-star", "glob-class", "brace-expansion", "variable", "fallback-expansion", "ifs-slice",
