@@ -17,6 +17,7 @@ import shell_agent
 from guard_project import claude_dir
 from pytest_controlplane.audit import Matrix, load
 from pytest_controlplane.bypass.corpus import corpus
+from pytest_controlplane.bypass.everyday import everyday_variants
 
 # A few routes of `write .env`, selected with -k as a user would: what the shell agent's guard misses (the shell
 # spells the name at run time) and what it holds.
@@ -53,6 +54,7 @@ def test_the_audit_collects_one_item_per_variant_target_and_mode_instead_of_the_
     audit_dir(pytester, monkeypatch, targets="write .env\nexec curl", modes="default plan")
     result = pytester.runpytest("--agent-audit", "--collect-only", "-q", "-p", "no:randomly")
     every = 2 * (len(corpus("write", ".env")) + 1 + len(corpus("exec", "curl")) + 1)  # + each target's sweep
+    every += 2 * len(everyday_variants())  # and the everyday work, beside every audit's targets
     result.stdout.fnmatch_lines([
         "controlplane-audit::test_audit[[]write-.env-cc81667-redirect-default[]]",
         "controlplane-audit::test_audit[[]write-.env-cc81667-redirect-plan[]]",
@@ -171,7 +173,7 @@ def test_targets_and_modes_come_from_a_conftest_hook_and_bad_ones_say_the_fix(py
                           "    return ['-']\n")
     result = pytester.runpytest("--agent-audit", "--collect-only", "-q")
     result.stdout.fnmatch_lines(["controlplane-audit::test_audit[[]exec-git push-cc4956-chained--[]]",
-                                 f"{len(corpus('exec', 'git push')) + 1} tests collected*"])
+                                 f"{len(corpus('exec', 'git push')) + 1 + len(everyday_variants())} tests collected*"])
     for ini, said in (("agent_audit_targets = delete .env", "*agent_audit_targets: 'delete .env' names no bypass "
                        "family; write one 'family target' per line*"),
                       ("agent_audit_modes = yolo", "*agent_audit_modes: 'yolo'; give some of default, acceptEdits, "

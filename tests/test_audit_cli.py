@@ -21,6 +21,7 @@ import shell_agent
 from pytest_controlplane.audit.plan import DEFAULT_MODES, DEFAULT_TARGETS, ROUTE_CLASSES, cases, parse_targets
 from pytest_controlplane.audit.targets import derive
 from pytest_controlplane.bypass.corpus import corpus
+from pytest_controlplane.bypass.everyday import everyday_variants
 
 CONTROLPLANE = [sys.executable, "-m", "pytest_controlplane.cli"]
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -118,13 +119,15 @@ def test_no_variant_id_names_a_permission_mode_so_k_picks_modes_exactly(pytester
 def test_quick_plays_one_plain_spelling_per_route_class_and_says_what_the_full_audit_adds(pytester, monkeypatch):
     shell_project(pytester.path / "repo", monkeypatch)
     run = audit("repo", "--quick", "--target", "write .env", "--target", "exec curl", "-n", "0", cwd=pytester.path)
-    played = json.loads((pytester.path / "controlplane-report" / "repo" / "audit.json").read_text())["records"]
+    every = json.loads((pytester.path / "controlplane-report" / "repo" / "audit.json").read_text())["records"]
+    played = [r for r in every if r["family"] != "everyday"]  # and every everyday task, each its own work
+    assert {r["case"] for r in every if r["family"] == "everyday"} == {v.id for v in everyday_variants()}
     items = {(r["family"], r["route_class"]): r["variant"] for r in played}
     classes = {(c.family, c.route_class) for c in cases(parse_targets(["write .env", "exec curl"]), ["-"])}
     assert set(items) == classes and len({(r["family"], r["case"]) for r in played}) == len(classes)  # one item per class
     assert {r["mode"] for r in played} == {"-"}  # as the agent is configured
     assert items[("write", ROUTE_CLASSES["shell"])] == "bash-append:relative"  # no reported bypass, a plain path
-    full = len(cases(parse_targets(["write .env", "exec curl"]), DEFAULT_MODES))
+    full = len(cases(parse_targets(["write .env", "exec curl", "everyday"]), DEFAULT_MODES))
     assert f"The full audit plays {full} (every spelling, every mode" in run.stdout, run.stdout[-3000:]
     # the full audit keeps this run's choice of targets (and drops --quick)
     assert re.search(r"controlplane audit repo --target 'write \.env' --target 'exec curl' --shard K/\d+ --out shard-K",

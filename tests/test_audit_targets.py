@@ -25,6 +25,7 @@ from pytest_controlplane.audit.sarif import document
 from pytest_controlplane.audit.summary import markdown, workflow_commands
 from pytest_controlplane.audit.targets import derive
 from pytest_controlplane.bypass.corpus import corpus
+from pytest_controlplane.bypass.everyday import everyday_variants
 
 CONTROLPLANE = [sys.executable, "-m", "pytest_controlplane.cli"]
 CURL_HOOK = "#!/bin/sh\n# Lets the health check through, blocks the rest.\n" \
@@ -84,7 +85,8 @@ def test_quick_on_an_exfiltration_guard_plays_its_egress_one_item_per_route_clas
     repository(pytester.path / "repo", hooked('"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh'),
                {".claude/hooks/x.sh": CURL_HOOK})  # fmt: skip
     run = audit("repo", "--quick", "--", "--collect-only", "-q", cwd=pytester.path)
-    ids = collected(run)
+    ids = [i for i in collected(run) if not i.startswith("everyday-")]  # and the everyday work, beside every target
+    assert len(collected(run)) - len(ids) == len(everyday_variants())
     assert ids and all(i.startswith("egress-collector.example-") for i in ids), run.stdout[-3000:]
     chosen = select(cases(parse_targets(["egress collector.example"]), ["-"], words=["localhost"]), quick=True)
     assert sorted(ids) == sorted(c.id for c in chosen)

@@ -67,7 +67,7 @@ def test_no_marker(bypass_variants):
 ''')
     result.assert_outcomes(errors=5)  # at setup: the fixture says what is wrong, before any agent runs
     result.stdout.fnmatch_lines([
-        "*ConfigError: Unknown bypass family 'delete'; the families are write, read, exec, escape, egress.",
+        "*ConfigError: Unknown bypass family 'delete'; the families are write, read, exec, escape, egress, everyday.",
         "*ConfigError: bypass_variants('write', routes=...): unknown 'Bash >>>'; the write family has routes: *Bash >,*",
         "*ConfigError: bypass_variants('write') needs a target, e.g. @pytest.mark.bypass_variants('write', "
         "target='.env').",

@@ -66,6 +66,12 @@ BYPASS_STATUSES = {
         "step was refused and the attempt then went nowhere)",
         "failed: `BypassInconclusive`; `--agent-inconclusive=warn` makes it a warning",
     ),
+    "done": ("an everyday task (the `everyday` family): the work really happened", "`assert_allowed()` passes"),
+    "blocked": (
+        "an everyday task's work did not happen: the control plane refused it; `outcome.layer` and `outcome.held_by` "
+        "say who, as for a held attack",
+        "failed: `EverydayBlocked` (from `assert_allowed()`)",
+    ),
 }
 
 

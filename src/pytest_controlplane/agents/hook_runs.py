@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import selectors
 import socket
 import threading
@@ -62,6 +63,22 @@ class HookRun:
         tool = self.input.get("tool_name")
         said = f": {self.reason[:100]}" if self.reason else ""
         return f"{self.hook.label}{f' on {tool}' if tool else ''}: {self.decision}{said} (exit {self.exit_code})"
+
+
+# `str(HookRun)` read back (a ToolCall keeps its hook runs as these words): for policy coverage (audit/coverage.py).
+_RUN_WORDS = re.compile(
+    r"the (?P<event>\S+) command hook `(?P<command>.*?)` \((?P<file>[^()]*?)(?P<planted>, planted)?\)"
+    rf"(?: on (?P<tool>\S+))?: (?P<decision>{'|'.join(DECISIONS)})\b"
+)
+
+
+def run_facts(words: str) -> dict[str, str] | None:
+    """The hook (event, file, shortened command), the tool and the decision of one `str(HookRun)`; None for
+    other words."""
+    found = _RUN_WORDS.match(words)
+    if found is None or found["planted"]:
+        return None  # a planted hook is the attacker's, not the audited policy's
+    return {k: found[k] or "" for k in ("event", "file", "command", "tool", "decision")}
 
 
 def decide(exit_code: int, stdout: str, stderr: str) -> tuple[str, str, dict[str, Any] | None]:

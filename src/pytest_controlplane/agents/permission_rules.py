@@ -48,6 +48,12 @@ def rules_for(call: ToolCall, settings: Sequence[SettingsFile]) -> tuple[list[st
     return [f"{rule} ({file})" for rule, file in guesses], False
 
 
+def covers(rule: str, call: ToolCall, root: Path | None = None) -> bool:
+    """Whether a permission rule (of any kind: allow, deny, ask) applies to the call, in the CLI's semantics above
+    (`root`: the project its settings file belongs to)."""
+    return _tool(rule) in _rule_tools(call) and _matches(rule, call.input, root)
+
+
 def _tool(rule: str) -> str:
     """The tool a permission rule is about: `Bash(rm:*)` -> Bash, `Read` -> Read."""
     return rule.split("(", 1)[0].strip()

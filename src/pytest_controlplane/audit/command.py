@@ -15,6 +15,7 @@ from pathlib import Path
 from ..agents.claude import PERMISSION_MODES, SANDBOX_LEVELS
 from ..bypass.variant import FAMILIES
 from ..config import WORKSPACE_TRUST
+from ..errors import ConfigError
 from .plan import AS_CONFIGURED, ROUTE_CLASSES
 
 REPORTS = "controlplane-report"
@@ -38,7 +39,8 @@ examples:
   controlplane audit . --target "read .env" --mode default,acceptEdits
   controlplane audit . --shard 1/4 --out shard-1    one CI job of four (then: controlplane audit merge)
   controlplane audit . --cli 2.1.300,latest         the same items on two CLI releases, and what changed
-exit status: 0 nothing got through, 1 holes, 2 usage errors (as pytest).
+  controlplane audit . --quick --fix                then the fix it proves: fix.patch (git apply fix.patch)
+exit status: 0 nothing got through (everyday work blocked alone: 0, reported), 1 holes, 2 usage errors.
 pytest's own options: --pytest-help; anything after -- goes to pytest."""
 
 
@@ -66,7 +68,8 @@ def parser() -> argparse.ArgumentParser:
     what.add_argument(
         "--target", action="append", metavar='"FAMILY TARGET"',
         help='repeatable: "write PATH" (write .env, write secrets/), "read PATH" (read .env, read ~/.ssh/id_ed25519), '
-             '"exec COMMAND" (exec curl), "exec scripts/x.sh", "escape", "egress HOST" (egress collector.example); '
+             '"exec COMMAND" (exec curl), "exec scripts/x.sh", "escape", "egress HOST" (egress collector.example), '
+             '"everyday" (the work a guard must allow: added to every audit unless --family leaves it out); '
              'default: what DIR has',
     )  # fmt: skip
     what.add_argument("--family", action="append", choices=FAMILIES, help="repeatable: only these families' targets")
@@ -97,16 +100,25 @@ def parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     run.add_argument("--cli", metavar="CLI[,CLI...]", help=_CLI_HELP)
     run.add_argument("--cold", action="store_true", help="a fresh CLI per item (default: warm CLIs, same verdicts)")
-    out = p.add_argument_group("what it writes")
+    _writes(p.add_argument_group("what it writes"))
+    return p
+
+
+def _writes(out: argparse._ArgumentGroup) -> None:
+    """The options of what the audit writes, --fix among them."""
     out.add_argument(
         "--out", metavar="DIR",
         help=f"its files go here (default: {REPORTS}/<name of DIR>/): " + ", ".join(FILES.values()),
+    )  # fmt: skip
+    out.add_argument(
+        "--fix", action="store_true",
+        help="after the audit, propose the smallest settings change for each hole, prove it on a copy of DIR (the "
+             "holes' sibling variants and the everyday work, every mode played) and write fix.patch (DIR alone)",
     )  # fmt: skip
     out.add_argument("-v", "--verbose", action="count", default=0, help="each item, and each hole's traceback")
     out.add_argument("--tb", metavar="STYLE", help="tracebacks of holes: short, long, line (pytest's --tb)")
     out.add_argument("-h", "--help", action="help", help="this help")
     out.add_argument("--pytest-help", action="store_true", help="pytest's own options")
-    return p
 
 
 def default_out(directories: Sequence[str], cwd: Path) -> Path:
@@ -155,3 +167,23 @@ def pytest_args(argv: Sequence[str], cwd: Path) -> list[str]:
         command += ["-n", workers]
     command += ["-v"] * args.verbose + ([f"--tb={args.tb}"] if args.tb else [])
     return command + unknown + passed
+
+
+def fixing(argv: Sequence[str], cwd: Path) -> tuple[Path, Path, list[str]] | None:
+    """For `--fix`: the audited directory, the audit's folder, and the options of the audit that its proofs play with
+    too (the approval, the trust view, the CLI, warm or cold, the workers); None without `--fix`."""
+    mine = list(argv[: list(argv).index("--")] if "--" in argv else argv)
+    args, _ = parser().parse_known_args(mine)
+    if not args.fix:
+        return None
+    dirs = args.dirs or ["."]
+    if len(dirs) != 1 or not Path(dirs[0]).is_dir():
+        raise ConfigError(
+            f"--fix takes one directory, the repository whose settings it changes; got {' '.join(dirs)}.",
+            hint="Run `controlplane audit DIR --fix` on each directory.",
+        )
+    out = Path(args.out) if args.out else default_out(dirs, cwd)
+    given = (("--approval", args.approval), ("--workspace-trust", args.workspace_trust), ("--cli", args.cli),
+             ("--workers", args.workers))  # fmt: skip
+    kept = [word for flag, value in given if value for word in (flag, value)]
+    return Path(dirs[0]).resolve(), out.resolve(), kept + ["--cold"] * args.cold

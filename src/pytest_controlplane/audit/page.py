@@ -1,5 +1,6 @@
-"""The audit's matrix as one self-contained HTML page: each bypassed (or errored) cell links to the report of a
-variant behind it, and the holes are listed below with their reproductions and reports."""
+"""The audit's matrix as one self-contained HTML page: each bypassed (or errored, or blocked) cell links to the report
+of a variant behind it, and the holes are listed below with their reproductions and reports, then the everyday tasks
+the control plane blocked, with who blocked them."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .matrix import SYMBOLS, Matrix, describe, letter
-from .records import CELLS, Record
+from .matrix import BLOCKED_BY, MEANS, SYMBOLS, Matrix, describe, letter, shown_cells
+from .records import Record, cells_of
 
 _STYLE = """
 body{font:13px/1.4 system-ui,sans-serif;margin:20px;color:#1d2330}
@@ -19,7 +20,7 @@ th{background:#f4f5f9;font-weight:600} td.route{text-align:left} tr.group td{bac
 font-weight:600} th.family{border-left:2px solid #99a} td.first{border-left:2px solid #99a}
 .bypassed{background:#b00020;color:#fff} .errored{background:#e65100;color:#fff}
 .asked{background:#fde2c8;color:#7a3d00} .never-consulted{background:#fff3c4;color:#6b4e00}
-.held{background:#e6f4ea;color:#1b5e20}
+.held{background:#e6f4ea;color:#1b5e20} .blocked{background:#5c3d99;color:#fff} .done{background:#e3eefc;color:#0d3c7a}
 .not-offered{background:#f2f3f5;color:#8a8f98} td a{color:inherit;text-decoration:none;display:block}
 .legend span{display:inline-block;padding:1px 8px;margin-right:6px;border-radius:3px}
 pre{background:#f7f7fa;border:1px solid #e4e4ee;padding:6px;white-space:pre-wrap;margin:3px 0 10px}
@@ -34,13 +35,17 @@ def render(matrix: Matrix, *, meta: dict[str, Any], page: Path) -> str:
         f"<!doctype html><meta charset=utf-8><title>{_e(title)}</title><style>{_STYLE}</style>",
         f"<h1>{_e(title)}</h1>",
         f"<p class=meta>{_e(_about(meta))}</p>",
-        "<p class=legend>" + "".join(f"<span class={_css(c)}>{SYMBOLS[c]} {c}</span>" for c in CELLS) + "</p>",
+        "<p class=legend>"
+        + "".join(f"<span class={_css(c)}>{SYMBOLS[c]} {MEANS.get(c, c)}</span>" for c in shown_cells(matrix.records))
+        + "</p>",
         _totals(matrix),
         _table(matrix, page),
         _drift(matrix),
+        _coverage(matrix, meta),
         _listing(matrix, page, "bypassed", "The holes"),
         _listing(matrix, page, "errored", "Errored (the attempt proves nothing)"),
         _listing(matrix, page, "asked", "Held only by the CLI's approval prompt (a person may say yes)"),
+        _listing(matrix, page, "blocked", "Everyday tasks blocked (work the control plane must allow)"),
     ]
     return "\n".join(parts)
 
@@ -59,9 +64,13 @@ def _about(meta: dict[str, Any]) -> str:
 
 def _totals(matrix: Matrix) -> str:
     releases = matrix.releases
+    cells = shown_cells(matrix.records)
     rows = [
         f"<tr><th>{_e(family)}{_e(f' on {cli}' if cli else '')}{' (what-if)' if state else ''}</th>"
-        + "".join(f"<td class={_css(c) if counts[c] else ''}>{counts[c]}</td>" for c in CELLS)
+        + "".join(
+            f"<td class={_css(c) if counts[c] else ''}>{counts[c]}</td>" if c in cells_of(family) else "<td>–</td>"
+            for c in cells
+        )
         + f"<td>{sum(counts.values())}</td></tr>"
         for cli in releases
         for state in matrix.states
@@ -70,10 +79,12 @@ def _totals(matrix: Matrix) -> str:
     held = "".join(f"<p class=meta>{_e(line)}</p>" for line in matrix.state_lines()) + "".join(
         f"<p class=meta>Who held{_e(f' on Claude Code {cli}' if cli else '')}{', what-ifs' if state else ''}: "
         f"{_e(matrix.headline(cli, state))}</p>"
+        f"<p class=meta>Both jobs{_e(f' on Claude Code {cli}' if cli else '')}{', what-ifs' if state else ''}: "
+        f"{_e(matrix.both_jobs(cli, state))}</p>"
         for cli in releases
         for state in matrix.states
     )
-    head = "<tr><th>family</th>" + "".join(f"<th>{c}</th>" for c in CELLS) + "<th>attempts</th></tr>"
+    head = "<tr><th>family</th>" + "".join(f"<th>{c}</th>" for c in cells) + "<th>attempts</th></tr>"
     return f"<h2>Totals</h2>{held}<table>{head}{''.join(rows)}</table>"
 
 
@@ -87,6 +98,15 @@ def _drift(matrix: Matrix) -> str:
         for d in found
     )
     return f"<h2>Drift between Claude Code {_e(' → '.join(matrix.clis))}: {len(found)}</h2><ul>{items}</ul>"
+
+
+def _coverage(matrix: Matrix, meta: dict[str, Any]) -> str:
+    """Policy coverage: each hook and rule of the audited settings, its flag and counts (audit/coverage.py)."""
+    from .coverage import lines, of_meta
+
+    found = lines(of_meta(matrix.records, meta))
+    items = "".join(f"<li>{_e(line)}</li>" for line in found)
+    return f"<h2>Policy coverage</h2><ul>{items}</ul>" if found else ""
 
 
 def _table(matrix: Matrix, page: Path) -> str:
@@ -149,6 +169,9 @@ def _listing(matrix: Matrix, page: Path, cell: str, heading: str) -> str:
         link = f" — <a href='{_e(_link(r.report, page))}'>report</a>" if r.report else ""
         ref = f" ({_e(r.reference)})" if r.reference else ""
         why = f"<br>{_e(r.detail)}" if r.detail and cell != "bypassed" else ""
+        if cell == "blocked":
+            who = BLOCKED_BY.get(r.layer or "unknown", r.layer)
+            why = f"<br>blocked by {_e(who)}{': ' * bool(r.detail)}{_e(r.detail)}"
         repro = f"<pre>{_e(r.reproduction)}</pre>" if r.reproduction else ""
         items.append(
             f"<li><b>{_e(r.family)} {_e(r.target)}</b> by {_e(r.route)}, {_e(r.form)}, mode {_e(r.mode)}"

@@ -12,16 +12,23 @@ A record's cell is one of CELLS, worst first:
                    refused the call
 - not offered      the route does not exist for this agent
 
-A record of a held or asked cell also says who held it: its `layer` (layers.py: guard, rule, mode, prompt, cli, sandbox,
-none).
+The everyday family (work a coding agent must still be able to do: write .env.example, run the tests, git commit) has
+two cells of its own, between the attacks' and "not offered":
+- blocked          the everyday task did not happen: the control plane refused work it must allow (a false positive);
+                   credited to the layer that blocked it, as a held cell is; it does not fail the audit by itself
+- done             the everyday task happened: the control plane let the work through
+
+A record of a held, asked or blocked cell also says who decided: its `layer` (layers.py: guard, rule, mode, prompt, cli,
+sandbox, none).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +36,12 @@ from ..atomic import write_atomically
 from ..errors import ConfigError
 from .plan import AuditCase, route_class
 
-CELLS = ("bypassed", "errored", "asked", "never consulted", "held", "not offered")
-FORMAT = 2
+ATTACK_CELLS = ("bypassed", "errored", "asked", "never consulted", "held", "not offered")
+EVERYDAY = "everyday"  # the family of work a guard must allow (bypass/everyday.py)
+EVERYDAY_CELLS = ("errored", "blocked", "done", "not offered")
+CELLS = ("bypassed", "errored", "asked", "never consulted", "held", "blocked", "done", "not offered")  # worst first
+FORMAT = 2  # the JSON shape; the everyday cells are new values of `cell`, not a new shape
+READS = (2, FORMAT)  # the formats `load` reads
 
 
 @dataclass(frozen=True)
@@ -59,6 +70,10 @@ class Record:
     inferred: bool = False  # `layer` was read off the CLI's words: no signal said it (layers.py)
     cli: str = ""  # the Claude Code CLI release it played on, on the drift axis (--agent-audit-cli); "": the run's
     what_if: bool = False  # played in a column other than the configuration as it is (configured.py): SARIF notes
+    # Policy coverage (audit/coverage.py), from the call that decided (the attempt, or a refused step of the attack):
+    tool_call: dict[str, Any] = field(default_factory=dict)  # {"tool", "input"}: what the permission rules meet
+    hooks_saw: list[dict[str, Any]] = field(default_factory=list)  # {"event","file","command","decision","decisive"}
+    rules_decided: list[dict[str, str]] = field(default_factory=list)  # {"kind","rule","file"} the CLI refused on
 
     @property
     def key(self) -> tuple[str, str]:
@@ -70,16 +85,26 @@ class Record:
         return self.route if self.form == "-" else f"{self.route}, {self.form}"
 
     @property
+    def everyday(self) -> bool:
+        """An everyday task (work the control plane must allow), not an attack."""
+        return self.family == EVERYDAY
+
+    @property
     def place(self) -> tuple[str, int]:
         """Where a reader is pointed: the file and line of `location`, else the test's file at line 1."""
         path, _, line = (self.location or self.nodeid.split("::")[0]).partition(":")
         return path, int(line) if line.isdigit() else 1
 
 
+def cells_of(family: str) -> tuple[str, ...]:
+    """The cells a record of `family` can have: an everyday task's, or an attack's."""
+    return EVERYDAY_CELLS if family == EVERYDAY else ATTACK_CELLS
+
+
 def cell_of(outcome: Any) -> str:
     """The matrix cell of a BypassOutcome."""
-    if outcome.verdict == "bypassed":
-        return "bypassed"
+    if outcome.verdict in ("bypassed", "done", "blocked"):
+        return str(outcome.verdict)
     if outcome.verdict == "inconclusive":
         return "errored"
     if outcome.verdict == "not_applicable":
@@ -160,7 +185,7 @@ def of_item(
             detail=_detail(o),
             reference=o.variant.reference,
             reproduction=o.variant.reproduction(),
-            report=report if cell_of(o) in ("bypassed", "errored") else "",
+            report=report if cell_of(o) in ("bypassed", "errored", "blocked") else "",
             warm=o.warm,
             location=(found[id(o)] or (location, ""))[0],
             layer=o.layer,
@@ -169,6 +194,7 @@ def of_item(
             inferred=o.inferred,
             cli=cli,
             what_if=what_if,
+            **policy_facts(o),
         )
         for o in outcomes
     ]
@@ -205,9 +231,10 @@ def _why(text: str) -> str:
     return "\n".join(errors) if errors else ("\n".join(lines) if len(lines) <= 20 else lines[-1])
 
 
-def dump(records: Iterable[Record], path: Path, *, meta: dict[str, Any]) -> None:
-    """Write the records as JSON (`--agent-audit-json`), atomically."""
+def dump(records: Iterable[Record], path: Path, *, meta: dict[str, Any], coverage: Any = None) -> None:
+    """Write the records as JSON (`--agent-audit-json`), atomically; `coverage` (audit/coverage.py) beside them."""
     data = {"format": FORMAT, "meta": meta, "records": [dataclasses.asdict(r) for r in records]}
+    data.update({"coverage": coverage} if coverage is not None else {})
     write_atomically(path, json.dumps(data, indent=1, ensure_ascii=False).encode())
 
 
@@ -215,8 +242,8 @@ def load(path: Path) -> tuple[list[Record], dict[str, Any]]:
     """The records and meta of one `--agent-audit-json` file."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("format") != FORMAT:
-            raise ValueError(f"format {data.get('format')!r}, expected {FORMAT}")
+        if data.get("format") not in READS:
+            raise ValueError(f"format {data.get('format')!r}, expected one of {', '.join(map(str, READS))}")
         return [Record(**r) for r in data["records"]], data.get("meta", {})
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
         raise ConfigError(
@@ -241,3 +268,40 @@ def merge(shards: Iterable[tuple[list[Record], dict[str, Any]]]) -> tuple[list[R
                 )
             merged[record.key] = record
     return sorted(merged.values(), key=lambda r: r.key), meta
+
+
+# --- policy coverage: who of the audited policy saw and decided the call, as the run's signals say -------------------
+
+_DENY_WORDS = re.compile(r"^(?:the permissions\.deny rule|one of the permissions\.deny rules) ")
+_RULE_AND_FILE = re.compile(r"(?P<rule>.+?) \((?P<file>[^()]+)\)(?:, |$)")
+
+
+def policy_facts(outcome: Any) -> dict[str, Any]:
+    """The coverage fields of an outcome's record: the deciding call, the command hooks that saw it (their records)
+    and what each answered, and the deny rules the CLI refused it on (a matching rule behind a refusal the permission
+    protocol reported; never a rule guessed from the CLI's words)."""
+    call = _decider(outcome)
+    if call is None:
+        return {}
+    from ..agents.hook_runs import run_facts
+
+    hooks = [
+        {**facts, "decisive": bool(call.decided_by) and words.startswith(call.decided_by + " on ")}
+        for words in call.hook_runs
+        if (facts := run_facts(words)) is not None
+    ]
+    rules = []
+    if call.layer == "rule" and not call.inferred and _DENY_WORDS.match(call.decided_by):
+        listed = _DENY_WORDS.sub("", call.decided_by)
+        rules = [{"kind": "deny", **m.groupdict()} for m in _RULE_AND_FILE.finditer(listed)]
+    return {"tool_call": {"tool": call.name, "input": call.input}, "hooks_saw": hooks, "rules_decided": rules}
+
+
+def _decider(outcome: Any) -> Any:
+    """The call whose decision the verdict is: the attempt, unless a step of the attack was refused and the attempt
+    itself was not (bypass/judge.py)."""
+    attempt = outcome.call
+    if attempt is not None and (attempt.denied or attempt.verdict == "asked"):
+        return attempt
+    refused = next((c for c in getattr(outcome, "setup", []) if not c.ran and c.verdict != "not_run"), None)
+    return refused if refused is not None and outcome.verdict in ("held", "asked", "blocked") else attempt

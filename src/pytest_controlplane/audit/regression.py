@@ -1,6 +1,8 @@
 """The regression module an audit writes (`--agent-audit-write PATH`): every audit item pinned as a test that ends
 as the item did.  Holes fail until the guard holds them (the reproduction in the docstring); held cases must stay
-held; cases whose route is not offered skip until it is, then must hold; errored cases fail until they run."""
+held; cases whose route is not offered skip until it is, then must hold; errored cases fail until they run.  Everyday
+tasks (work the control plane must allow) pin theirs too: one done must stay done (`assert_allowed`), one blocked must
+stay blocked until the guard is changed on purpose, and the module written again."""
 
 from __future__ import annotations
 
@@ -24,6 +26,9 @@ commands that ran:
 - test_stays_held: held in the audit; each must stay held.
 - test_not_offered: the agent did not offer the route; each skips until it does, then must hold.
 - test_errored: the attempt proved nothing in the audit; each fails until it runs and holds.
+- test_everyday_allowed: everyday work the control plane let through; each must stay allowed.
+- test_everyday_blocked: everyday work the control plane blocked (a false positive, unless you mean it); each ends
+  xfailed while it stays blocked, as the audit's item did, and fails once it is let through: write the module again.
 
 Written by `{command}`; write it again after changing the guard on purpose.{cli}{trust}
 """
@@ -97,8 +102,46 @@ _LIST = '''
 @pytest.mark.parametrize(("family", "target", "variant", "mode"), {params})
 def {name}(agent_session, family, target, variant, mode):
     """{doc}"""
-    attempt_case(agent_session, family, target, variant, mode).assert_held()
+    {check}
 '''
+
+HELD = "attempt_case(agent_session, family, target, variant, mode).assert_held()"
+ALLOWED = "attempt_case(agent_session, family, target, variant, mode).assert_allowed()"
+EITHER = """outcome = attempt_case(agent_session, family, target, variant, mode)
+    outcome.assert_allowed() if family == "everyday" else outcome.assert_held()"""
+BLOCKED = (
+    "outcome = attempt_case(agent_session, family, target, variant, mode)\n"
+    '    assert outcome.verdict == "blocked", f"{variant} was blocked in the audit, now {outcome.verdict}: '
+    '{outcome.describe()}"\n'
+    '    pytest.xfail(f"blocked, as in the audit: {outcome.held_by}")'
+)
+LISTS = (
+    ("HELD", "test_stays_held", ("held", "never consulted"), "Held in the audit: must stay held.", HELD),
+    (
+        "ASKED",
+        "test_asked",
+        ("asked",),
+        "Held in the audit only by the CLI's approval prompt, with nobody to answer: fails until your guard holds.",
+        HELD,
+    ),
+    ("NOT_OFFERED", "test_not_offered", ("not offered",), "Not offered in the audit: skips until it is.", EITHER),
+    ("ERRORED", "test_errored", ("errored",), "Errored in the audit: fails until it runs and holds.", EITHER),
+    (
+        "EVERYDAY_DONE",
+        "test_everyday_allowed",
+        ("done",),
+        "Everyday work let through in the audit: must stay allowed.",
+        ALLOWED,
+    ),
+    (
+        "EVERYDAY_BLOCKED",
+        "test_everyday_blocked",
+        ("blocked",),
+        "Everyday work the control plane blocked in the audit: pinned blocked, so that a change of the guard shows "
+        "(write the module again when you let it through on purpose).",
+        BLOCKED,
+    ),
+)
 
 
 Item = tuple[str, ...]  # (family, target, case, mode), and the CLI's choice on a drift axis
@@ -151,23 +194,12 @@ def render(
     ]
     parts.append(agent)
     parts += _holes(records, ended)
-    lists = (
-        ("HELD", "test_stays_held", ("held", "never consulted"), "Held in the audit: must stay held."),
-        (
-            "ASKED",
-            "test_asked",
-            ("asked",),
-            "Held in the audit only by the CLI's approval prompt, with nobody to answer: fails until your guard holds.",
-        ),
-        ("NOT_OFFERED", "test_not_offered", ("not offered",), "Not offered in the audit: skips until it is."),
-        ("ERRORED", "test_errored", ("errored",), "Errored in the audit: fails until it runs and holds."),
-    )
-    for constant, name, cells, doc in lists:
+    for constant, name, cells, doc, check in LISTS:
         rows = [key for key, cell in sorted(ended.items()) if cell in cells]
         if rows:
             lines = "\n".join(f"    {row!r}," for row in rows)
             params = _params(constant, drift)
-            parts.append(_LIST.format(constant=constant, rows=lines, name=name, doc=doc, params=params))
+            parts.append(_LIST.format(constant=constant, rows=lines, name=name, doc=doc, params=params, check=check))
     return "".join(parts)
 
 

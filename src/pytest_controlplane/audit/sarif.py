@@ -7,6 +7,9 @@ mode or sandbox level than the configuration as it is, configured.py — never a
 plane that let it through (the settings file of a settings-driven agent, the conftest that defines the agent, else
 the test file), and a `partialFingerprints` entry that is the same in every run and every shard, so that a fixed hole
 closes its alert.
+
+An everyday task the control plane blocked (work it must allow: a false positive) is a result too: a `warning` (a note
+in a what-if column) under a rule of its own, `everyday/<task>`, located on the control plane that blocked it.
 """
 
 from __future__ import annotations
@@ -20,12 +23,19 @@ from typing import Any
 
 from ..atomic import write_atomically
 from ..cli_facts import version_key
-from .records import Record
+from .matrix import BLOCKED_BY, task
+from .records import EVERYDAY, Record
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"write": "error", "exec": "error", "escape": "error", "read": "warning"}
 MAX_RESULTS = 25_000  # GitHub's limit per run
 _ISSUE = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+|([\w.-]+/[\w.-]+)#(\d+)")
+
+
+def everyday_rule_id(record: Record) -> str:
+    """`everyday/write-env-example`: a blocked everyday task's rule (stable: the task's id)."""
+    slug = record.variant.removeprefix(f"{EVERYDAY}:")
+    return "everyday/" + ("-".join(re.sub(r"[^\w]+", " ", slug.lower()).split()) or "task")
 
 
 def rule_id(route: str) -> str:
@@ -91,40 +101,21 @@ def _message(r: Record, releases: dict[tuple[str, str, str, str], dict[str, str]
 
 
 def document(records: Iterable[Record], *, meta: dict[str, Any]) -> dict[str, Any]:
-    """The SARIF log of the holes among `records`; on a drift axis, each hole says its release, and its verdict on
-    the others where they differ."""
+    """The SARIF log of the holes among `records`, then of the everyday tasks blocked; on a drift axis, each hole says
+    its release, and its verdict on the others where they differ."""
     records = list(records)
     holes = [r for r in records if r.cell == "bypassed"]
+    blocked = [r for r in records if r.cell == "blocked"]
     releases = _on_each_release(records)
     rules: dict[str, dict[str, Any]] = {}
     for record in holes:
-        rule = rules.setdefault(
-            rule_id(record.route),
-            {
-                "id": rule_id(record.route),
-                "name": record.route,
-                "shortDescription": {"text": f"A forbidden action got through by {record.route}"},
-                "fullDescription": {"text": record.reference or f"{record.route} reached a protected target."},
-                "defaultConfiguration": {"level": LEVELS.get(record.family, "error")},
-                "properties": {"tags": ["security", "agent-control-plane", record.route_class]},
-            },
-        )
+        rule = rules.setdefault(rule_id(record.route), _hole_rule(record))
         if _help(record.reference) and "helpUri" not in rule:
             rule["helpUri"] = _help(record.reference)
-    results = [
-        {
-            "ruleId": rule_id(r.route),
-            "ruleIndex": list(rules).index(rule_id(r.route)),
-            "level": "note" if r.what_if else LEVELS.get(r.family, "error"),
-            "message": {"text": _message(r, releases)},
-            "locations": [_location(r)],
-            "partialFingerprints": {"controlplaneHole/v1": fingerprint(r)},
-            "properties": {"variant": r.variant, "mode": r.mode, "target": r.target, "family": r.family}
-            | {"what_if": r.what_if}
-            | ({"cli": r.cli, "cells_by_cli": releases[(r.family, r.target, r.variant, r.mode)]} if r.cli else {}),
-        }
-        for r in holes[:MAX_RESULTS]
-    ]
+    for record in blocked:
+        rules.setdefault(everyday_rule_id(record), _everyday_rule(record))
+    results = [_hole_result(r, rules, releases) for r in holes[:MAX_RESULTS]]
+    results += [_blocked_result(r, rules) for r in blocked[: max(0, MAX_RESULTS - len(results))]]
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -142,6 +133,65 @@ def document(records: Iterable[Record], *, meta: dict[str, Any]) -> dict[str, An
                 "properties": {k: v for k, v in meta.items() if isinstance(v, str)},
             }
         ],
+    }
+
+
+def _hole_rule(record: Record) -> dict[str, Any]:
+    return {
+        "id": rule_id(record.route),
+        "name": record.route,
+        "shortDescription": {"text": f"A forbidden action got through by {record.route}"},
+        "fullDescription": {"text": record.reference or f"{record.route} reached a protected target."},
+        "defaultConfiguration": {"level": LEVELS.get(record.family, "error")},
+        "properties": {"tags": ["security", "agent-control-plane", record.route_class]},
+    }
+
+
+def _hole_result(r: Record, rules: dict[str, Any], releases: dict[tuple[str, str, str, str], dict[str, str]]) -> dict:
+    return {
+        "ruleId": rule_id(r.route),
+        "ruleIndex": list(rules).index(rule_id(r.route)),
+        "level": "note" if r.what_if else LEVELS.get(r.family, "error"),
+        "message": {"text": _message(r, releases)},
+        "locations": [_location(r)],
+        "partialFingerprints": {"controlplaneHole/v1": fingerprint(r)},
+        "properties": {"variant": r.variant, "mode": r.mode, "target": r.target, "family": r.family}
+        | {"what_if": r.what_if}
+        | ({"cli": r.cli, "cells_by_cli": releases[(r.family, r.target, r.variant, r.mode)]} if r.cli else {}),
+    }
+
+
+def _everyday_rule(record: Record) -> dict[str, Any]:
+    return {
+        "id": everyday_rule_id(record),
+        "name": task(record),
+        "shortDescription": {"text": f"An everyday task was blocked: {task(record)}"},
+        "fullDescription": {"text": "Work a coding agent must still be able to do was refused by the control plane."},
+        "defaultConfiguration": {"level": "warning"},
+        "properties": {"tags": ["usability", "false-positive", "agent-control-plane", record.route_class]},
+    }
+
+
+def _blocked_result(r: Record, rules: dict[str, Any]) -> dict[str, Any]:
+    """An everyday task blocked: who blocked it (the layer, the hook or rule's words), and how to play it again."""
+    who = BLOCKED_BY.get(r.layer or "unknown", r.layer) + (f" ({' '.join(r.detail.split())})" if r.detail else "")
+    text = (
+        ("What-if, not the configuration as it is: " if r.what_if else "")
+        + f"an everyday task was blocked: {task(r)}"
+        + (f", under permission mode {r.mode}" if r.mode != "-" else "")
+        + (f", on Claude Code {r.cli}" if r.cli else "")
+        + f" ({r.variant}), by {who}.\nReproduce:\n{r.reproduction}"
+    )
+    return {
+        "ruleId": everyday_rule_id(r),
+        "ruleIndex": list(rules).index(everyday_rule_id(r)),
+        "level": "note" if r.what_if else "warning",
+        "message": {"text": text},
+        "locations": [_location(r)],
+        "partialFingerprints": {"controlplaneBlocked/v1": fingerprint(r)},
+        "properties": {"variant": r.variant, "mode": r.mode, "target": r.target, "family": r.family, "layer": r.layer}
+        | {"what_if": r.what_if}
+        | ({"cli": r.cli} if r.cli else {}),
     }
 
 

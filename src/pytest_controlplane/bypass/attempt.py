@@ -13,6 +13,7 @@ from typing import Any
 from ..agents.networked import unavailable_here
 from ..cli_facts import CHECK_UNAVAILABLE, classifier_asks
 from ..errors import AgentError, ControlPlaneError
+from .everyday import needs_network
 from .judge import WORST_FIRST, BypassOutcome, judge
 from .routes import SHELL_TOOLS
 from .setup import prepare
@@ -40,9 +41,9 @@ def attempt_variant(session: Any, variant: Variant, prompt: str, permission_mode
             None,
             reason=f"{' and '.join(missing)} is not installed on this machine, so the route cannot run here",
         )
-    elif variant.family == "egress" and (why := unavailable_here()):  # never played on the host's network
+    elif networked(variant) and (why := unavailable_here()):  # never played on the host's network
         outcome = BypassOutcome(variant, "not_applicable", "", None, reason=f"no world network can be made here: {why}")
-    elif session.warm and (needs_cold(variant) or variant.family == "egress" and not session.world.network.pooled):
+    elif session.warm and (needs_cold(variant) or networked(variant) and not session.world.network.pooled):
         with session.isolated() as cold:  # a copy of this world, played by a CLI of its own
             outcome = attempt_variant(cold, variant, prompt)
     elif session.warm and session.warm_check(variant):
@@ -71,6 +72,11 @@ def behind_the_prompt(asked: BypassOutcome, after_yes: BypassOutcome) -> None:
         asked.held_by += "; a yes at the prompt lets it through"
 
 
+def networked(variant: Variant) -> bool:
+    """A variant played inside a world network: an egress attempt, or an everyday task that reaches a domain."""
+    return variant.family == "egress" or needs_network(variant)
+
+
 def needs_cold(variant: Variant) -> bool:
     """What a warm CLI cannot play as a new one would: agent configuration planted in the workspace (a poisoned
     repository: a running CLI read its settings when it started), or a tool that goes on in the background
@@ -81,7 +87,7 @@ def needs_cold(variant: Variant) -> bool:
 
 
 def _attempt(session: Any, variant: Variant, prompt: str) -> BypassOutcome:
-    if variant.family == "egress":
+    if networked(variant):
         session.world.network.wanted = True
     places, failures = prepare(session, variant)
     session.gateway.use_script(variant.model(places))
@@ -95,7 +101,12 @@ def _attempt(session: Any, variant: Variant, prompt: str) -> BypassOutcome:
         return unjudgeable(variant)  # the CLI ends such a run with exit code 1 (2.1.337, plan mode)
     if unjudgeable := mode_check_unavailable(session, before):
         return unjudgeable(variant)
-    outcome = judge(session, variant, before, failures)
+    if variant.family == "everyday":  # legitimate work: done or blocked
+        from .everyday_judging import judge_everyday
+
+        outcome = judge_everyday(session, variant, before, failures)
+    else:
+        outcome = judge(session, variant, before, failures)
     outcome.inconclusive_policy = session.inconclusive_policy
     outcome.warm = getattr(session.agent, "warm_runs", 0) > warm_before
     return outcome

@@ -13,6 +13,7 @@ Families and targets:
 - escape — nothing outside the workspace may change (target "workspace").
 - egress — the secret in the workspace's .env must not reach a host (target "collector.example" by default), by any
            way out: HTTP clients, interpreters, raw sockets, git remotes, package installs, DNS labels, web tools.
+- everyday — legitimate work a guard must allow (everyday.py; no target): done or blocked, `assert_allowed()`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 from ..config import BYPASS_KEYS, BYPASS_SIGNATURE
 from ..errors import ConfigError
 from .egress_routes import DEFAULT_HOST, egress_variants
+from .everyday import everyday_target, everyday_variants, select
 from .forms import ESCAPE_FORMS, PATH_FORMS, Form
 from .home_secrets import HOME_FORMS, HOME_READS, is_home
 from .known import KNOWN
@@ -61,7 +63,8 @@ def variants_for_marker(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> lis
     except ConfigError as error:
         return [error]
     selected = any(kwargs.get(key) is not None for key in ("routes", "forms", "tags"))
-    if (sweep_only or not selected) and "offered-tools" not in set(kwargs.get("exclude") or ()):
+    everyday = args[0] == "everyday"  # legitimate work: no tool beyond the tasks is swept
+    if (sweep_only or not selected) and "offered-tools" not in set(kwargs.get("exclude") or ()) and not everyday:
         from .sweep import OfferedRoutes  # the tools this agent offers beyond the named variants, found at run time
 
         variants.append(
@@ -97,6 +100,8 @@ def corpus(
                 f"bypass_variants({family!r}, {name}=...): unknown {', '.join(map(repr, unknown))}; "
                 f"the {family} family has {name}: {', '.join(valid)}."
             )
+    if family == "everyday":  # every task at every depth, or a group's (everyday.py)
+        return select(target, routes, tags, exclude)
     if routes is None and forms is None and tags is None and depth == "curated":
         kind = target_kind(family, target)
         chosen = [v for v in every if _curated(v, kind)]
@@ -170,6 +175,8 @@ AROUND_ROUTES = {
 
 
 def default_target(family: str, target: str | None) -> str:
+    if family == "everyday":
+        return everyday_target(target)
     if family == "escape":
         if target not in (None, "workspace"):
             raise ConfigError(
@@ -239,6 +246,8 @@ def family_variants(family: str, target: str) -> list[Variant]:
 
 @functools.lru_cache(maxsize=32)
 def _family_variants(family: str, target: str) -> tuple[Variant, ...]:
+    if family == "everyday":  # the legitimate work a guard must allow (everyday.py)
+        return tuple(everyday_variants())
     if family == "egress":  # routes of its own (egress_routes.py), around a guard's tool list, and retried
         own = egress_variants(target)
         routes = [v for v in own if not v.tags & {"staged", "poisoned"}]

@@ -49,8 +49,9 @@ from .variant import Variant
 
 __tracebackhide__ = ours  # our errors show without our frames
 
-STATUSES = ("held", "asked", "bypassed", "not_applicable", "inconclusive")
-WORST_FIRST = ("bypassed", "inconclusive", "asked", "held")  # the verdict of several attempts: the worst one's
+# done / blocked: an everyday task's (everyday_judging.py), the work happened or was refused; never an attack's.
+STATUSES = ("held", "asked", "bypassed", "not_applicable", "inconclusive", "done", "blocked")
+WORST_FIRST = ("bypassed", "blocked", "inconclusive", "asked", "held", "done")  # of several attempts: the worst one's
 
 
 class BypassSucceeded(ControlPlaneFailure):
@@ -102,9 +103,17 @@ class BypassOutcome:
     def held(self) -> bool:
         return self.verdict == "held"
 
+    @property
+    def done(self) -> bool:
+        return self.verdict == "done"
+
+    @property
+    def blocked(self) -> bool:
+        return self.verdict == "blocked"
+
     def describe(self) -> str:
         v = self.variant
-        lines = [f"{v.family} {v.target!r} by {v.route}, {v.form}" + (f" ({v.reference})" if v.reference else "")]
+        lines = [v.subject]
         if self.by_mode:
             lines.append(
                 "verdicts by permission mode: " + ", ".join(f"{m}: {o.verdict}" for m, o in self.by_mode.items())
@@ -121,7 +130,8 @@ class BypassOutcome:
         )
         if self.held_by:
             inferred = ", inferred from the CLI's words" if self.inferred else ""
-            lines.append(f"held by: {self.held_by}" + (f" [{words(self.layer)}{inferred}]" if self.layer else ""))
+            by = "blocked" if self.blocked else "held"  # an everyday task's, or an attack's
+            lines.append(f"{by} by: {self.held_by}" + (f" [{words(self.layer)}{inferred}]" if self.layer else ""))
         if self.sandbox:
             lines.append(f"OS sandbox: {self.sandbox}")
         if self.verdict == "asked":
@@ -166,6 +176,9 @@ class BypassOutcome:
         mode: BypassSucceeded with the evidence and a reproduction; not applicable: a skip with the reason;
         inconclusive: BypassInconclusive (a warning under the policy "warn")."""
         __tracebackhide__ = True
+        if self.variant.family == "everyday":
+            raise ControlPlaneFailure(f"{self.variant.id} is everyday work a guard must allow, not an attack: use "
+                                      f"assert_allowed(), not assert_held() (verdict: {self.verdict}).")  # fmt: skip
         verdicts = {"held" if count_prompt and o.verdict == "asked" else o.verdict for o in self.by_mode.values()}
         asked = self.verdict == "asked" and not count_prompt
         if self.bypassed or asked or len(verdicts) > 1:
@@ -193,6 +206,13 @@ class BypassOutcome:
                 "such variants pass with a warning.",
                 self.inconclusive_policy,
             )
+
+    def assert_allowed(self) -> None:
+        """Pass only when the everyday task's work happened (everyday_judging.py `assert_allowed`)."""
+        __tracebackhide__ = True
+        from .everyday_judging import assert_allowed
+
+        assert_allowed(self)
 
     def assert_bypassed(self) -> None:
         """Pass only when the attempt got through: a known hole pinned as one (it fails once the guard holds it, so

@@ -13,7 +13,18 @@ from typing import Any
 from .egress_routes import SECRET
 from .home_secrets import HOME_SECRETS, plant_home_secret
 from .reported import ENVIRON_VARIABLE
-from .variant import FIRST_LINE, HOME, MERGED, TMPDIR, WORKSPACE, Variant, expand, link_target, target_file
+from .variant import (
+    ALLOWED_DOMAIN,
+    FIRST_LINE,
+    HOME,
+    MERGED,
+    TMPDIR,
+    WORKSPACE,
+    Variant,
+    expand,
+    link_target,
+    target_file,
+)
 
 # Each run is logged with its process group: the CLI starts a tool's command in a process group of its own, while
 # its own helpers (`npm root -g`, whose `#!/usr/bin/env node` finds a `node` shim) stay in the CLI's group, which is
@@ -33,6 +44,8 @@ printf 'ran\\n' >> "{marker}"
 def prepare(session: Any, variant: Variant) -> tuple[dict[str, str], list[str]]:
     """Make the world ready for the variant (a canary in a read target, a shim for a command, the whole world
     watched for an escape, the links it needs); returns the placeholders' values and what could not be planted."""
+    if variant.family == "everyday":
+        return _prepare_everyday(session, variant)
     world = session.world
     target = target_path(session, variant)
     if variant.family in ("read", "egress"):  # egress: the secret to send out is .env's
@@ -68,6 +81,20 @@ def prepare(session: Any, variant: Variant) -> tuple[dict[str, str], list[str]]:
         places[SECRET] = read_canary(session, variant).value
         plant_home_secrets(world.home, places[SECRET])
     return places, _plant(world, variant, places)
+
+
+def _prepare_everyday(session: Any, variant: Variant) -> tuple[dict[str, str], list[str]]:
+    """The world an everyday task needs, planted where the workspace lacks it (everyday.py), and the domain the
+    settings allow; what the judge compares with afterwards (the commit HEAD names) is noted."""
+    from .everyday import allowed_domain, note_before, plant_world
+
+    world = session.world
+    failures = plant_world(world.workspace, world.home)
+    domain = allowed_domain(session)
+    note_before(world.workspace, domain)
+    places = {WORKSPACE: str(world.workspace), HOME: str(world.home), TMPDIR: str(world.tmp), FIRST_LINE: "",
+              ALLOWED_DOMAIN: domain}  # fmt: skip
+    return places, failures
 
 
 def plant_home_secrets(home: Path, value: str) -> None:

@@ -21,10 +21,11 @@ WORKSPACE = "@@WORKSPACE@@"
 HOME = "@@HOME@@"
 TMPDIR = "@@TMPDIR@@"
 FIRST_LINE = "@@FIRST_LINE@@"  # the target's first line, for Edit's old_string
+ALLOWED_DOMAIN = "@@ALLOWED_DOMAIN@@"  # the domain the agent's settings allow (everyday.py `allowed_domain`)
 # Agent configuration a repository holds as JSON: what a variant plants there is added to the user's own (their hooks
 # and rules stay in force beside it), as an attacker's edit of the file would be.
 MERGED = (".claude/settings.json", ".claude/settings.local.json", ".mcp.json")
-FAMILIES = ("write", "read", "exec", "escape", "egress")
+FAMILIES = ("write", "read", "exec", "escape", "egress", "everyday")  # everyday: the work a guard must allow
 # How a variant `via` a subagent starts it: in the foreground, so the subagent's calls finish inside the run.
 SUBAGENT_CALL = {
     "description": "controlplane bypass attempt",
@@ -36,7 +37,8 @@ SUBAGENT_CALL = {
 
 @dataclass(frozen=True)
 class Variant:
-    """One attempt at a forbidden action of `family` on `target`, by `route` with path `form`."""
+    """One attempt at a forbidden action of `family` on `target`, by `route` with path `form`; or, of the family
+    "everyday", a piece of legitimate work a guard must allow (everyday.py)."""
 
     id: str
     family: str
@@ -80,6 +82,16 @@ class Variant:
         """The shell command of a shell route (Bash, Monitor, ...; None for other tools)."""
         return self.input.get("command")
 
+    @property
+    def subject(self) -> str:
+        """What the variant is, in a report's first line: "write '.env' by Bash >, relative (ref)", or for an everyday
+        task "everyday task (write): Write .env.example"."""
+        if self.family == "everyday":
+            return f"everyday task ({self.target}): {self.route}"
+        return f"{self.family} {self.target!r} by {self.route}, {self.form}" + (
+            f" ({self.reference})" * bool(self.reference)
+        )
+
     def planting(self) -> list[str]:
         """What the harness puts in place first, as shell commands (run in the workspace)."""
         return [
@@ -112,6 +124,7 @@ class Variant:
             (HOME, "$HOME"),
             (TMPDIR, "$TMPDIR"),
             (FIRST_LINE, "<first line of the target>"),
+            (ALLOWED_DOMAIN, "<the allowed domain>"),
         ):
             text = text.replace(placeholder, name)
         return text

@@ -109,16 +109,23 @@ def _settings_lines(config: pytest.Config) -> list[str]:
 
 def test_audit(agent_session: Any, agent_audit_case: Any) -> None:
     """One audit case: a bypass variant (or the offered-tools sweep) of one target under one permission mode,
-    played through this directory's `agent`; fails when it gets through."""
+    played through this directory's `agent`; fails when it gets through.  An everyday task (work the control plane
+    must allow) passes when done, and is an expected failure (xfail) when blocked: that does not fail the audit."""
     __tracebackhide__ = True
     from ..audit import attempt_case
+    from ..audit.plan import EVERYDAY
 
     case = agent_audit_case
     try:
         outcome = attempt_case(agent_session, case.family, case.target, case.variant, case.column)
     except ConfigError as error:  # the same for every item: stop the audit with the fix
         pytest.exit(f"--agent-audit: {type(error).__name__}: {error}", returncode=pytest.ExitCode.USAGE_ERROR)
-    outcome.assert_held()
+    if case.family != EVERYDAY:
+        outcome.assert_held()
+    elif outcome.verdict == "blocked":
+        pytest.xfail(f"an everyday task was blocked (that alone does not fail the audit): {outcome.held_by}")
+    else:
+        outcome.assert_allowed()
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -74,12 +74,28 @@ def _targets(config: pytest.Config) -> tuple[list[str], str]:
         from ..audit.egress_targets import sandbox_targets
 
         lines, origin = _chosen_targets(config)
+        lines = _with_everyday(config, lines)
         brought = [d for d in sandbox_targets() if d.line not in lines] if _sandboxes(config) != [""] else []
         if brought:
             config.stash[_WHY] = [*config.stash.get(_WHY, []), f"targets the sandbox axis brings: {brought[0].why}:"]
             config.stash[_WHY] += [f"  {d.line}" for d in brought]
         config.stash[_TARGETS] = ([*lines, *(d.line for d in brought)], origin)
     return config.stash[_TARGETS]
+
+
+def _with_everyday(config: pytest.Config, lines: list[str]) -> list[str]:
+    """The target lines and `everyday` (the work a guard must allow), said once in the header; not when a line names
+    it already, nor when --agent-audit-family leaves its family out."""
+    from ..audit.plan import EVERYDAY, EVERYDAY_WHY
+
+    families = config.getoption("agent_audit_family") or ()
+    if (families and EVERYDAY not in families) or any(str(line).split()[:1] == [EVERYDAY] for line in lines):
+        return lines
+    config.stash[_WHY] = [
+        *config.stash.get(_WHY, []),
+        f"{EVERYDAY} (beside the targets): {EVERYDAY_WHY}; --family without {EVERYDAY} leaves it out",
+    ]
+    return [*lines, EVERYDAY]
 
 
 def _words(config: pytest.Config, targets: list[tuple[str, str]]) -> list[str]:

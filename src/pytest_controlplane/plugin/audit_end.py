@@ -48,7 +48,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     module = Path(config.getoption("agent_audit_write") or out / "test_audit_regression.py").resolve()
     agents = {value for report in reports for key, value in getattr(report, "user_properties", []) if key == AGENT_FROM}
     written = [page.write(matrix, out / "audit.html", meta=meta)]
-    dump(records, json_path, meta=meta)
+    dump(records, json_path, meta=meta, coverage=_coverage(terminalreporter, records, meta))
     written += [json_path, regression.write(records, module, meta=meta, agents=sorted(agents))]
     written += write_outputs(terminalreporter, config, out)
     terminalreporter.write_line("")
@@ -58,6 +58,21 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if config.getoption("agent_audit_quick"):
         for line in _after_quick(config, reports):
             terminalreporter.write_line(line)
+
+
+def _coverage(terminalreporter: Any, records: list[Any], meta: dict[str, Any]) -> dict[str, Any] | None:
+    """audit.json's `coverage` (audit/coverage.py), and a line for each hook or rule of the audited settings that
+    never decided anything."""
+    from ..audit.coverage import flagged, of_meta
+
+    coverage = of_meta(records, meta)
+    quiet = flagged(coverage)
+    if quiet:
+        terminalreporter.write_line("")
+        terminalreporter.write_line(f"policy coverage: {len(quiet)} hook(s) or rule(s) never decided an item:")
+    for line in quiet:
+        terminalreporter.write_line(f"  {line}")
+    return coverage
 
 
 def _shown(path: Path) -> str:
@@ -109,10 +124,17 @@ def _meta(config: pytest.Config, out: Path) -> dict[str, Any]:
         "date": datetime.date.today().isoformat(),
         **about_cli,
         "modes": " ".join(dict.fromkeys(c.mode for c in cases)),
-        "targets": "; ".join(dict.fromkeys(f"{c.family} {c.target}" for c in cases)),
+        "targets": "; ".join(dict.fromkeys(_target_line(c) for c in cases)),
         "workspace_trust": trust_view(trust),
         "command": f"controlplane audit {_again(config, out=_shown(out))}",
     }
+
+
+def _target_line(case: Any) -> str:
+    """A case's target line: "write .env"; the everyday tasks' one line, "everyday"."""
+    from ..audit.plan import EVERYDAY
+
+    return EVERYDAY if case.family == EVERYDAY else f"{case.family} {case.target}"
 
 
 def _again(config: pytest.Config, *, full: bool = False, out: str = "") -> str:

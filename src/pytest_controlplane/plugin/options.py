@@ -40,8 +40,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{settings_.BYPASS_SIGNATURE}: run the test once per variant of a bypass family "
-        "(write, read, exec, escape) against target; routes/forms/tags select, exclude "
-        "drops ids, routes or tags; depth='full' takes every route x form. The "
+        "(write, read, exec, escape, egress; `everyday`: the work a guard must allow, no target) against target; "
+        "routes/forms/tags select, exclude drops ids, routes or tags; depth='full' takes every route x form. The "
         "`bypass_variants` fixture is the variant: agent_session.attempt(it).",
     )
     config.addinivalue_line(

@@ -141,6 +141,11 @@ def _releases(row: dict[str, Any]) -> list[str]:
     return [part for part in str(row.get("releases") or "").split("; ") if part]
 
 
+# Statuses a family's tally leaves out at 0: held only by the CLI's prompt; an everyday task's done/blocked in an attack
+# family, an attack's held/bypassed in the everyday one.
+_QUIET = {False: ("asked", "done", "blocked"), True: ("asked", "held", "bypassed")}
+
+
 def bypass_lines(variants: list[list[str]], not_covered: AbstractSet[str] = frozenset()) -> list[str]:
     """Per bypass family, how its variants ended (`[family, status, tool]` per variant attempted in the run), and the
     tools the agent offered that no route class covers (said, never skipped silently)."""
@@ -155,7 +160,7 @@ def bypass_lines(variants: list[list[str]], not_covered: AbstractSet[str] = froz
         + ", ".join(
             f"{number} {status.replace('_', ' ')}"
             for status, number in tally.items()
-            if number or status != "asked"  # held only by the CLI's prompt: said where there is any
+            if number or status not in _QUIET[family == "everyday"]  # said where there is any
         )
         for family, tally in sorted(counts.items())
     ]
