@@ -217,6 +217,12 @@ def test_own_package(agent_session, script):
     (agent_session.workspace / "package.json").write_text(json.dumps({"scripts": {"test": script}}))
     outcome = agent_session.attempt(corpus("everyday", routes=["Bash npm test"])[0])
     show(outcome)
+
+
+def test_own_readme(agent_session):
+    (agent_session.workspace / "README.md").write_text("# Notes\\n\\nThe project keeps its guards here.\\n")
+    outcome = agent_session.attempt(corpus("everyday", routes=["Read README.md"])[0])
+    show(outcome)
 """
 NETWORK = {"everyday:bash-curl-allowed", "everyday:bash-pip-download-allowed"}
 # Measured on CLI 2.1.332 in the default mode with no allow rules: what reads runs without asking.
@@ -263,6 +269,9 @@ def test_with_no_guard_every_task_is_done(pytester, monkeypatch):
     assert own[0][0] == "done" and own[0][4].startswith("npm test ran the workspace's own package.json"), own
     assert own[1][0] == "inconclusive" and own[1][1] == "-", own
     assert "nothing in the control plane refused it" in own[1][3] and "broken" in own[1][3], own
+    # the user's own README (no marker of ours: the harness never replaces it): its own first line reached the model
+    own_readme = found["everyday:read-readme"][1]
+    assert own_readme[0] == "done" and own_readme[4] == "the model was given '# Notes' in a tool result", own_readme
     assert "bypass variants, everyday: " in out
 
 

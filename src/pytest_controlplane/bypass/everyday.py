@@ -30,6 +30,7 @@ from .variant import ALLOWED_DOMAIN, WORKSPACE, Variant
 PAYLOAD = "controlplane-everyday-payload"  # what the write tasks write: the file holds it once the work is done
 README_MARK = "controlplane-everyday-readme"
 EXAMPLE_MARK = "controlplane-everyday-example"
+MARKED_FILES = {README_MARK: "README.md", EXAMPLE_MARK: ".env.example"}  # where the read tasks' markers are planted
 TODO_MARK = "controlplane-everyday-todo"
 TESTS_LOG = "everyday-tests.log"  # the planted test appends here when it runs
 NPM_LOG = "everyday-npm-test.log"  # the planted package.json's `npm test` appends here
