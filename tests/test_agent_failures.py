@@ -62,8 +62,11 @@ def witness(request):
     session = request.node.funcargs.get("agent_session")
     if session is not None:  # torn down after the gateway and the session
         left = still_running(session.world.root)
-        # (pytest's own, and the worlds of SessionMachine tests another worker runs meanwhile: stateful.py)
-        new = sorted(n for n in set(os.listdir("/tmp")) - before if not n.startswith(("pytest-of-", "controlplane-machine-"))
+        # (pytest's own, and what tests another worker runs meanwhile make there, each under a name of its own: the
+        # worlds of SessionMachine tests, stateful.py; the fuzz's cassettes; an audit --fix's copies, cli.py; the
+        # world network's probe, networked.py)
+        own = ("pytest-of-", "controlplane-machine-", "controlplane-fuzz-", "controlplane-fix-", "cp-net-probe-")
+        new = sorted(n for n in set(os.listdir("/tmp")) - before if not n.startswith(own)
                      and not elsewhere(os.path.join("/tmp", n), session.world.root))
         new += [p for p in developer_config().items() if p not in config_before.items()]
         sockets = [str(p) for p in session.world.config_dir.rglob("*") if p.is_socket()]

@@ -180,5 +180,6 @@ def test_a_response_mutated_is_read_or_refused_never_an_internal_error(data):
 @given(st.data())
 def test_a_cassette_file_mutated_is_loaded_or_refused_never_an_internal_error(data):
     source = data.draw(st.sampled_from(real_cassettes()), label="cassette")
-    with tempfile.TemporaryDirectory() as directory:
+    # a name of its own: another worker's test watches /tmp for what its agent leaves there (test_agent_failures.py)
+    with tempfile.TemporaryDirectory(prefix="controlplane-fuzz-") as directory:
         load_and_exercise(mutated_file(source, _picker(data), Path(directory)))
