@@ -193,3 +193,20 @@ def test_everyday_work_a_hook_blocks_is_counted_and_named(tmp_path):
     assert (entry.flag, entry.saw, entry.decided, entry.held, entry.blocked) == ("decisive", 2, 1, 0, 1)
     [cell] = held_by([entry], [blocked, done], root)
     assert cell["cell"] == "blocked" and cell["held_by"] == [entry.label]
+
+
+def test_merged_shards_get_their_coverage_again(tmp_path, monkeypatch):
+    """`controlplane audit merge --json` recomputes coverage from the joined records (each shard saw a part)."""
+    from pytest_controlplane.cli import main
+
+    (tmp_path / "repo").mkdir()
+    repo(tmp_path / "repo", deny=("Read(./.env)", "Read(./.evn)"))
+    held = record(*READ_ENV, rules=("Read(./.env)",))
+    meta = {"directory": "repo"}
+    dump([held], tmp_path / "a.json", meta=meta)
+    dump([record(*CAT_ENV, "bypassed", layer="none")], tmp_path / "b.json", meta=meta)
+    monkeypatch.chdir(tmp_path)
+    assert main(["audit", "merge", "a.json", "b.json", "--json", "merged.json"]) == 1  # the cat is a hole
+    entries = {e["name"]: e for e in json.loads((tmp_path / "merged.json").read_text())["coverage"]["entries"]}
+    assert entries["Read(./.env)"]["flag"] == "decisive"
+    assert entries["Read(./.evn)"]["flag"] == "never consulted"

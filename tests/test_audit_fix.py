@@ -268,15 +268,26 @@ def test_the_cli_proves_a_deny_rule_and_writes_a_patch_git_apply_takes(tmp_path)
     assert settings_of(copy)["permissions"]["deny"] == ["Read(./.env)"]
     assert (tmp_path / "out" / "test_fix_regression.py").is_file()
     assert "## The fix the audit proves" in (tmp_path / "out" / "summary.md").read_text()
+    assert "<h2>The fix the audit proves</h2>" in (tmp_path / "out" / "audit.html").read_text()
+    # the closed hole's SARIF result carries the change, the whole settings file as the patch leaves it
+    [result] = json.loads((tmp_path / "out" / "audit.sarif").read_text())["runs"][0]["results"]
+    [change] = result["fixes"][0]["artifactChanges"]
+    assert change["artifactLocation"]["uri"] == result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert json.loads(change["replacements"][0]["insertedContent"]["text"]) == settings_of(copy)
 
 
-def test_fix_takes_one_directory(tmp_path):
-    from pytest_controlplane.audit.command import fixing
+def test_fix_and_coverage_take_one_directory(tmp_path):
+    from pytest_controlplane.audit.command import after_audit
     from pytest_controlplane.errors import ConfigError
 
-    assert fixing(["."], tmp_path) is None
+    assert after_audit(["."], tmp_path) is None
     with pytest.raises(ConfigError, match="--fix takes one directory"):
-        fixing([str(tmp_path), str(tmp_path), "--fix"], tmp_path)
-    directory, out, kept = fixing([str(tmp_path), "--fix", "--approval", "allow", "--cold", "--out", "o"], tmp_path)
-    assert directory == tmp_path.resolve() and out == Path("o").resolve() and kept == ["--approval", "allow", "--cold"]
+        after_audit([str(tmp_path), str(tmp_path), "--fix"], tmp_path)
+    with pytest.raises(ConfigError, match="--coverage takes one directory"):
+        after_audit([str(tmp_path / "absent"), "--coverage"], tmp_path)
+    after = after_audit([str(tmp_path), "--fix", "--approval", "allow", "--cold", "--out", "o", "--quick", "--target",
+                         "read .env", "--mode", "default,plan"], tmp_path)  # fmt: skip
+    assert after.directory == tmp_path.resolve() and after.out == Path("o").resolve()
+    assert after.kept == ["--approval", "allow", "--cold"] and after.fix and not after.coverage
+    assert after.selection == ["--target", "read .env", "--mode", "default,plan", "--quick"]
 

@@ -7,6 +7,7 @@
     controlplane cassettes prune [cassettes/] [--yes]     # cassettes no collected test uses
     controlplane audit [DIR] [--quick] [--target T] ...   # the route x mode matrix of DIR's agent (--help)
     controlplane audit DIR --quick --fix                  # and the settings change it proves: fix.patch
+    controlplane audit DIR --quick --coverage             # and each hook and rule removed in turn: what flips
     controlplane audit merge A.json B.json [--json OUT] [--html OUT] [--sarif OUT] [--summary-md OUT] [--target .env]
     controlplane secret-id [VALUE]                        # the mask reports show here for VALUE (stdin without one)
     controlplane cli install VERSION                      # a Claude Code release from the npm registry, cached once
@@ -24,7 +25,6 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any
 
 from .errors import ControlPlaneError
 
@@ -168,11 +168,15 @@ def _cli_lines() -> list[str]:
 def audit(argv: list[str]) -> int:
     """`controlplane audit [PATH] [PYTEST ARGS]` runs the audit in pytest; `controlplane audit merge` joins shards."""
     if argv[:1] != ["merge"]:
-        from .audit.command import fixing, pytest_args
+        from .audit.command import after_audit, pytest_args
 
-        fixed = fixing(argv, Path.cwd())  # a bad --fix is a usage error before the audit, not after it
+        after = after_audit(argv, Path.cwd())  # a bad --fix is a usage error before the audit, not after it
         code = subprocess.call([sys.executable, "-m", "pytest", *pytest_args(argv, Path.cwd())])
-        return code if fixed is None else fix(*fixed, code=code)
+        if after is None:
+            return code
+        from .audit.after import run
+
+        return run(after, code=code)
     from .audit import Matrix, dump, load, merge, page, sarif, summary
 
     parser = argparse.ArgumentParser(prog="controlplane audit merge", description="join the shards of one audit")
@@ -187,7 +191,9 @@ def audit(argv: list[str]) -> int:
     matrix = Matrix.of(r for r in records if not args.target or r.target in args.target)
     print("\n".join(matrix.lines()))
     if args.json:
-        dump(records, Path(args.json), meta=meta)
+        from .audit.coverage import of_meta
+
+        dump(records, Path(args.json), meta=meta, coverage=of_meta(records, meta))
     if args.html:
         page.write(matrix, Path(args.html).resolve(), meta=meta)
     if args.sarif:
@@ -195,51 +201,6 @@ def audit(argv: list[str]) -> int:
     if args.summary_md:
         Path(args.summary_md).write_text(summary.markdown(records, meta=meta), encoding="utf-8")
     return 1 if matrix.holes() else 0
-
-
-def fix(directory: Path, out: Path, kept: list[str], *, code: int) -> int:
-    """`controlplane audit DIR --fix`, after the audit: propose, prove each change on a copy of DIR, report, write
-    fix.patch (audit/fix_run.py).  Exits as the audit did: the holes are DIR's until the patch is applied."""
-    from .audit import fix_run, load
-
-    if not (out / "audit.json").is_file():
-        print(f"controlplane audit --fix: the audit wrote no {out / 'audit.json'}: nothing to fix", file=sys.stderr)
-        return code
-    records, meta = load(out / "audit.json")
-    print("", flush=True)
-    proof = fix_run.prove(records, directory, lambda c, s, n: _play(directory, out, kept, c, s, n),
-                          say=lambda line: print(line, flush=True))  # fmt: skip
-    print("\n".join(fix_run.lines(proof)))
-    for path in fix_run.write(proof, directory, out, meta):
-        print(f"written: {path}")
-    if (out / "fix.patch").is_file() and proof.proven:
-        print(f"apply it: git apply --directory=<DIR from the repository's root> {out / 'fix.patch'}  (or, in DIR: "
-              f"git apply {out / 'fix.patch'})")  # fmt: skip
-    return code
-
-
-def _play(directory: Path, out: Path, kept: list[str], changes: Any, selection: Any, name: str) -> list[Any]:
-    """Play `selection` on a copy of `directory` with `changes` in its settings; its files under OUT/fix/NAME, its
-    output in OUT/fix/NAME.log."""
-    import shutil
-    import tempfile
-
-    from .audit import fix as fixes
-    from .audit import load
-    from .audit.command import pytest_args
-
-    where = out / "fix" / name
-    where.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="controlplane-fix-") as tmp:
-        copy = Path(tmp) / directory.name
-        shutil.copytree(directory, copy, symlinks=True)
-        if changes:
-            fixes.apply(copy, changes)
-        argv = [str(copy), *selection.args(), "--out", str(where), *kept]
-        with open(where.with_suffix(".log"), "wb") as log:
-            command = [sys.executable, "-m", "pytest", *pytest_args(argv, Path.cwd())]
-            subprocess.call(command, stdout=log, stderr=subprocess.STDOUT)
-    return load(where / "audit.json")[0] if (where / "audit.json").is_file() else []
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,6 +10,7 @@ import argparse
 import importlib.util
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..agents.claude import PERMISSION_MODES, SANDBOX_LEVELS
@@ -40,6 +41,7 @@ examples:
   controlplane audit . --shard 1/4 --out shard-1    one CI job of four (then: controlplane audit merge)
   controlplane audit . --cli 2.1.300,latest         the same items on two CLI releases, and what changed
   controlplane audit . --quick --fix                then the fix it proves: fix.patch (git apply fix.patch)
+  controlplane audit . --quick --coverage           then each hook and rule removed in turn: the cells that flip
 exit status: 0 nothing got through (everyday work blocked alone: 0, reported), 1 holes, 2 usage errors.
 pytest's own options: --pytest-help; anything after -- goes to pytest."""
 
@@ -105,7 +107,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _writes(out: argparse._ArgumentGroup) -> None:
-    """The options of what the audit writes, --fix among them."""
+    """The options of what the audit writes, --fix and --coverage among them."""
     out.add_argument(
         "--out", metavar="DIR",
         help=f"its files go here (default: {REPORTS}/<name of DIR>/): " + ", ".join(FILES.values()),
@@ -114,6 +116,11 @@ def _writes(out: argparse._ArgumentGroup) -> None:
         "--fix", action="store_true",
         help="after the audit, propose the smallest settings change for each hole, prove it on a copy of DIR (the "
              "holes' sibling variants and the everyday work, every mode played) and write fix.patch (DIR alone)",
+    )  # fmt: skip
+    out.add_argument(
+        "--coverage", action="store_true",
+        help="after the audit, play it again once per hook and rule of DIR's settings, that one removed, on a copy: "
+             "the cells that flip without it (DIR alone)",
     )  # fmt: skip
     out.add_argument("-v", "--verbose", action="count", default=0, help="each item, and each hole's traceback")
     out.add_argument("--tb", metavar="STYLE", help="tracebacks of holes: short, long, line (pytest's --tb)")
@@ -169,21 +176,47 @@ def pytest_args(argv: Sequence[str], cwd: Path) -> list[str]:
     return command + unknown + passed
 
 
-def fixing(argv: Sequence[str], cwd: Path) -> tuple[Path, Path, list[str]] | None:
-    """For `--fix`: the audited directory, the audit's folder, and the options of the audit that its proofs play with
-    too (the approval, the trust view, the CLI, warm or cold, the workers); None without `--fix`."""
+@dataclass(frozen=True)
+class AfterAudit:
+    """What runs after the audit, on one directory: `--fix` and `--coverage`."""
+
+    directory: Path  # the audited directory, resolved
+    out: Path  # the audit's folder, resolved
+    kept: list[str]  # the options every later play keeps: the approval, the trust view, the CLI, warm or cold, -n
+    selection: list[str]  # the audit's own choice of items: --target, --family, --mode, --route, --sandbox, --quick
+    passed: list[str]  # what went to pytest after `--` (a -k or -m narrows the items too)
+    fix: bool
+    coverage: bool
+
+
+def after_audit(argv: Sequence[str], cwd: Path) -> AfterAudit | None:
+    """For `--fix` and `--coverage`: where and how their plays run; None without either.  More than one directory is a
+    usage error (each changes or removes a setting of one repository)."""
     mine = list(argv[: list(argv).index("--")] if "--" in argv else argv)
+    passed = list(argv[list(argv).index("--") + 1 :]) if "--" in argv else []
     args, _ = parser().parse_known_args(mine)
-    if not args.fix:
+    if not (args.fix or args.coverage):
         return None
     dirs = args.dirs or ["."]
+    flag = "--fix" if args.fix else "--coverage"
     if len(dirs) != 1 or not Path(dirs[0]).is_dir():
         raise ConfigError(
-            f"--fix takes one directory, the repository whose settings it changes; got {' '.join(dirs)}.",
-            hint="Run `controlplane audit DIR --fix` on each directory.",
+            f"{flag} takes one directory, the repository whose settings it changes; got {' '.join(dirs)}.",
+            hint=f"Run `controlplane audit DIR {flag}` on each directory.",
         )
     out = Path(args.out) if args.out else default_out(dirs, cwd)
     given = (("--approval", args.approval), ("--workspace-trust", args.workspace_trust), ("--cli", args.cli),
              ("--workers", args.workers))  # fmt: skip
-    kept = [word for flag, value in given if value for word in (flag, value)]
-    return Path(dirs[0]).resolve(), out.resolve(), kept + ["--cold"] * args.cold
+    kept = [word for flag, value in given if value for word in (flag, value)] + ["--cold"] * args.cold
+    chosen = (("--target", args.target), ("--family", args.family), ("--mode", args.mode), ("--route", args.route),
+              ("--sandbox", args.sandbox))  # fmt: skip
+    selection = [word for flag, values in chosen for value in values or [] for word in (flag, value)]
+    return AfterAudit(
+        Path(dirs[0]).resolve(),
+        out.resolve(),
+        kept,
+        selection + ["--quick"] * args.quick,
+        passed,
+        args.fix,
+        args.coverage,
+    )

@@ -49,6 +49,7 @@ class Entry:
     line: int
     event: str = ""  # a hook's
     matcher: str = ""  # a hook's ("" matches every tool)
+    command: str = ""  # a hook's, as written (name is its short form)
     directory: str = ""
     saw: int = 0
     decided: int = 0
@@ -90,7 +91,9 @@ def entries_of(settings: Sequence[SettingsFile], directory: str = "") -> list[En
             quoted = json.dumps(hook.command)[1:-1]
             seen[quoted] = seen.get(quoted, 0) + 1
             line = _line(lines, quoted, seen[quoted])
-            found.append(Entry("hook", hook.short, settings_file.file, line, hook.event, hook.matcher, directory))
+            found.append(
+                Entry("hook", hook.short, settings_file.file, line, hook.event, hook.matcher, hook.command, directory)
+            )
         for kind in RULE_KINDS:
             for rule in settings_file.rules.get(kind, []):
                 found.append(Entry(kind, rule, settings_file.file, _line(lines, json.dumps(rule)), directory=directory))

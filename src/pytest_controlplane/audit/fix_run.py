@@ -17,9 +17,10 @@ from typing import Any
 
 from ..agents.settings_hooks import project_settings
 from ..atomic import write_atomically
-from . import fix
+from . import fix, sarif
 from .fix import Change, Proposal, Selection
 from .records import Record
+from .reports import append_section
 
 Play = Callable[[Sequence[Change], Selection, str], list[Record]]
 ROUNDS = 3  # a hole's catalogue has at most three entries: a matcher, a deny rule, the sandbox
@@ -161,9 +162,11 @@ def write(proof: Proof, directory: Path, out: Path, meta: dict[str, Any]) -> lis
         data["fix"] = as_json(proof, text)
         write_atomically(audit_json, json.dumps(data, indent=1, ensure_ascii=False).encode())
         written.append(audit_json)
-    summary = out / "summary.md"
-    if summary.is_file():
-        section = "\n## The fix the audit proves\n\n" + "\n".join(f"    {line}" for line in lines(proof)) + "\n"
-        summary.write_text(summary.read_text(encoding="utf-8") + section, encoding="utf-8")
-        written.append(summary)
-    return written
+    if text and proof.together is not None:
+        before = (directory / fix.SETTINGS).read_text(encoding="utf-8") if (directory / fix.SETTINGS).is_file() else ""
+        after = fix.changed_settings(directory, proof.proven)
+        words = "; ".join(c.words for c in proof.proven)
+        if sarif.add_fix(out / "audit.sarif", proof.together.closed, words=words, uri=fix.SETTINGS, old=before,
+                         new=after):  # fmt: skip
+            written.append(out / "audit.sarif")
+    return written + append_section(out, "The fix the audit proves", lines(proof))

@@ -199,3 +199,26 @@ def write(records: Iterable[Record], path: Path, *, meta: dict[str, Any]) -> Pat
     """Write the SARIF log of the holes among `records` to `path`, atomically."""
     write_atomically(path, json.dumps(document(records, meta=meta), indent=1, ensure_ascii=False).encode())
     return path
+
+
+def add_fix(path: Path, closed: Iterable[Record], *, words: str, uri: str, old: str, new: str) -> bool:
+    """Give each hole result of the SARIF log at `path` that `closed` holds a `fixes` entry: the settings file at
+    `uri` (as the results' locations name it) from `old` to `new`, the change `git apply fix.patch` makes.  False when
+    there is no log to add it to."""
+    if not path.is_file():
+        return False
+    log = json.loads(path.read_text(encoding="utf-8"))
+    prints = {fingerprint(r) for r in closed}
+    change = {
+        "description": {"text": f"Proven by controlplane audit --fix: {words}"},
+        "artifactChanges": [{
+            "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
+            "replacements": [{"deletedRegion": {"charOffset": 0, "charLength": len(old)},
+                              "insertedContent": {"text": new}}],
+        }],
+    }  # fmt: skip
+    for result in (r for run in log.get("runs", []) for r in run.get("results", [])):
+        if result.get("partialFingerprints", {}).get("controlplaneHole/v1") in prints:
+            result["fixes"] = [change]
+    write_atomically(path, json.dumps(log, indent=1, ensure_ascii=False).encode())
+    return True
