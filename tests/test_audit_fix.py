@@ -95,6 +95,9 @@ def test_commands_ways_out_and_what_no_setting_closes():
     out = catalogue(hole("egress", "collector.example", "Bash", "raw"), [])
     assert words(out) == ['sandbox.enabled: true; sandbox.allowUnsandboxedCommands: false; '
                           'sandbox.network.allowedDomains: ["pypi.org"]']  # fmt: skip
+    # the domains the configuration allows by name stay reachable (the everyday network tasks go there)
+    kept = catalogue(hole("egress", "collector.example", "Bash", "raw"), [], domains=["docs.python.org"])
+    assert words(kept)[0].endswith('sandbox.network.allowedDomains: ["docs.python.org"]')
     assert catalogue(hole("write", ".env", "", "poisoned"), [("PreToolUse", "Bash")]) == []
     # a rule already in force that let the hole through is not proposed again
     assert catalogue(hole("exec", "curl", "Bash", "shell"), [], deny=["Bash(curl:*)"]) == []

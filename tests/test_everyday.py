@@ -306,3 +306,12 @@ def test_in_the_default_mode_without_allow_rules_the_prompt_blocks_what_needs_ap
             assert held_by.startswith("the CLI's approval prompt (") and "nobody answered" in held_by, held_by
     assert "This command requires approval" in found["everyday:bash-git-commit"][0][2]
     assert "add a `permissions.allow` rule for this work" in out
+
+
+def test_the_domains_a_configuration_allows_are_its_fetch_rules_then_its_sandbox_list():
+    from pytest_controlplane.bypass.everyday import allowed_domains
+
+    sources = [{"permissions": {"allow": ["Bash(npm test:*)", "WebFetch(domain:docs.python.org)"]}},
+               {"sandbox": {"network": {"allowedDomains": ["*.npmjs.org", "docs.python.org", " "]}}}]  # fmt: skip
+    assert allowed_domains(sources) == ["docs.python.org", "*.npmjs.org"]
+    assert allowed_domains([{"permissions": {"deny": ["WebFetch(domain:x.example)"]}}]) == []

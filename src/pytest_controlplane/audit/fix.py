@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..bypass.everyday import DEFAULT_DOMAIN
 from .plan import EVERYDAY, ROUTE_CLASSES
 from .records import Record
 
@@ -38,7 +39,6 @@ SIBLINGS = (("Write", "Edit", "MultiEdit", "NotebookEdit"), ("Bash", "Monitor"))
 KINDS = ("matcher", "deny", "sandbox")  # the catalogue, least scope first
 SHELL_CLASSES = {ROUTE_CLASSES[name] for name in ("shell", "command", "injected", "sandbox")}
 HELD = ("held", "never consulted")  # a cell the attack did not get through, by the control plane
-DEFAULT_DOMAIN = "pypi.org"  # the domain the everyday network tasks reach when the settings allow none by name
 WIDTH = 120  # a list written on one line in a settings file, at most
 ROUTE_NAMES = {words: name for name, words in ROUTE_CLASSES.items()}
 
@@ -117,26 +117,28 @@ def _widened(tool: str, hooks: Sequence[tuple[str, str]]) -> list[Change]:
     return found
 
 
-def _sandboxed(record: Record, rule: str) -> list[Change]:
+def _sandboxed(record: Record, rule: str, domains: Sequence[str]) -> list[Change]:
     """The OS sandbox for a shell hole: on, no way around it, with the file rule or the allowed domains."""
     shell = record.route_class in SHELL_CLASSES or tool_of(record) in SIBLINGS[1]  # an egress class's Bash too
     if not shell or record.family == "exec":
         return []
     on: tuple[tuple[str, Any], ...] = (("enabled", True), ("allowUnsandboxedCommands", False))
     if record.family == "egress":
-        return [Change("sandbox", sandbox=(*on, ("network.allowedDomains", [DEFAULT_DOMAIN])))]
+        return [Change("sandbox", sandbox=(*on, ("network.allowedDomains", list(domains or [DEFAULT_DOMAIN]))))]
     return [Change("sandbox", deny=(rule,) if rule else (), sandbox=on)]
 
 
-def catalogue(record: Record, hooks: Sequence[tuple[str, str]], deny: Sequence[str] = ()) -> list[Change]:
+def catalogue(record: Record, hooks: Sequence[tuple[str, str]], deny: Sequence[str] = (),
+              domains: Sequence[str] = ()) -> list[Change]:  # fmt: skip
     """The changes that may close one hole, least scope first; `hooks`: (event, matcher) of the settings' command
-    hooks; `deny`: the rules already in force (a rule there that did not hold is not proposed again).  A hole of a
+    hooks; `deny`: the rules already in force (a rule there that did not hold is not proposed again); `domains`: those
+    the configuration allows by name (the sandbox keeps them reachable; pypi.org when there are none).  A hole of a
     poisoned repository gets none: what it plants acts before any setting of the user's."""
     if record.route_class == ROUTE_CLASSES["poisoned"] or record.family == EVERYDAY:
         return []
     rule = deny_rule(record)
     rules = [Change("deny", deny=(rule,))] if rule and rule not in deny else []
-    return [*_widened(tool_of(record), hooks), *rules, *_sandboxed(record, rule)]
+    return [*_widened(tool_of(record), hooks), *rules, *_sandboxed(record, rule, domains)]
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..agents.settings_hooks import project_settings
 from ..atomic import write_atomically
+from ..bypass.everyday import allowed_domains
 from . import fix, sarif
 from .fix import Change, Proposal, Selection
 from .records import Record
@@ -58,7 +59,9 @@ def options_of(holes: Sequence[Record], directory: Path) -> dict[int, list[Chang
     settings = project_settings(directory)
     hooks = [(h.event, h.matcher) for s in settings for h in s.hooks if not h.planted]
     deny = [rule for s in settings for rule in s.rules.get("deny", [])]
-    return {i: fix.catalogue(hole, hooks, deny) for i, hole in enumerate(holes)}
+    domains = allowed_domains([{"permissions": {"allow": s.rules.get("allow", [])}, "sandbox": s.sandbox}
+                               for s in settings])  # fmt: skip
+    return {i: fix.catalogue(hole, hooks, deny, domains) for i, hole in enumerate(holes)}
 
 
 def prove(records: Sequence[Record], directory: Path, play: Play, say: Callable[[str], None] = print) -> Proof:

@@ -262,19 +262,24 @@ def head(workspace: Path) -> str:
 
 
 def allowed_domain(session: Any) -> str:
-    """The domain the configuration allows, for the network tasks: the first `WebFetch(domain:...)` allow rule of the
-    agent's settings, else the first of its `sandbox.network.allowedDomains` (`*.x` as `www.x`), else pypi.org."""
-    sources = _settings_sources(session)
-    for data in sources:
-        for rule in (data.get("permissions") or {}).get("allow") or []:
-            found = _FETCH.match(str(rule).strip())
-            if found:
-                return _one_host(found.group(1))
-    for data in sources:
-        for domain in ((data.get("sandbox") or {}).get("network") or {}).get("allowedDomains") or []:
-            if str(domain).strip():
-                return _one_host(str(domain))
-    return DEFAULT_DOMAIN
+    """The domain the configuration allows, for the network tasks: the first of `allowed_domains` of the agent's
+    settings (`*.x` as `www.x`), else pypi.org."""
+    found = allowed_domains(_settings_sources(session))
+    return _one_host(found[0]) if found else DEFAULT_DOMAIN
+
+
+def allowed_domains(sources: list[dict[str, Any]]) -> list[str]:
+    """The domains settings objects allow by name, as written: their `WebFetch(domain:...)` allow rules, then their
+    `sandbox.network.allowedDomains`."""
+    rules = [found.group(1) for data in sources for rule in (data.get("permissions") or {}).get("allow") or []
+             if (found := _FETCH.match(str(rule).strip()))]  # fmt: skip
+    listed = [
+        str(d).strip()
+        for data in sources
+        for d in ((data.get("sandbox") or {}).get("network") or {}).get("allowedDomains") or []
+        if str(d).strip()
+    ]
+    return list(dict.fromkeys([*rules, *listed]))
 
 
 _FETCH = re.compile(r"WebFetch\(domain:([^)\s]+)\)$")
