@@ -360,3 +360,14 @@ def test_a_file_rule_covers_a_link_to_the_file_and_its_name_in_any_case(tmp_path
     assert held("Bash", command="echo x > cp-alias") and held("Bash", command="echo x > .\u0435nv\u0441")
     assert held("Write", file_path=str(tmp_path / ".ENV")) and held("Bash", command="echo x > .ENV")
     assert not held("Bash", command="echo x > cp-notes") and not held("Write", file_path=str(tmp_path / "notes.txt"))
+
+
+def test_one_parser_reads_a_rule_for_every_reader():
+    from pytest_controlplane.agents.permission_rules import command_prefix, fetch_domain, parse
+
+    assert parse("Bash(git push:*)") == ("Bash", "git push:*") and parse(" Read ") == ("Read", None)
+    assert parse("Read(./.env") == ("", None) and parse("not a rule") == ("", None)
+    assert [command_prefix(r) for r in ("Bash(npm test:*)", "Bash(curl*)", "Bash(curl)", "Bash", "Read(./x)")] == [
+        "npm test", "curl", "curl", "", ""]  # fmt: skip
+    assert fetch_domain("WebFetch(domain:docs.python.org)") == "docs.python.org"
+    assert fetch_domain("WebFetch") == fetch_domain("WebFetch(https://x)") == fetch_domain("Bash(domain:x)") == ""

@@ -59,6 +59,34 @@ def _tool(rule: str) -> str:
     return rule.split("(", 1)[0].strip()
 
 
+def parse(rule: str) -> tuple[str, str | None]:
+    """A permission rule as (tool, specifier): `Bash(git push:*)` -> ("Bash", "git push:*"), `Read` -> ("Read", None);
+    ("", None) for what is no rule."""
+    rule = rule.strip()
+    tool = _tool(rule)
+    if not tool or not tool.replace("_", "").isalnum():
+        return "", None
+    if "(" not in rule:
+        return (tool, None) if rule == tool else ("", None)
+    return (tool, rule[rule.index("(") + 1 : -1]) if rule.endswith(")") else ("", None)
+
+
+def command_prefix(rule: str) -> str:
+    """The command a Bash rule's specifier names, its `:*` or `*` dropped: `Bash(npm test:*)` -> `npm test`,
+    `Bash(curl*)` -> `curl`; "" for any other rule."""
+    tool, specifier = parse(rule)
+    if tool != "Bash" or not specifier:
+        return ""
+    return re.split(r"[:*]", specifier, maxsplit=1)[0].strip()
+
+
+def fetch_domain(rule: str) -> str:
+    """The domain of a `WebFetch(domain:docs.example.com)` rule, as written; "" for any other rule."""
+    tool, specifier = parse(rule)
+    domain = (specifier or "").removeprefix("domain:") if tool == "WebFetch" else ""
+    return domain.strip() if (specifier or "").startswith("domain:") and " " not in domain.strip() else ""
+
+
 def _matches(rule: str, given: dict[str, Any], root: Path | None = None) -> bool:
     """Whether a rule's specifier covers the call, as the CLI reads it: for a command, a prefix (`curl:*`) or a glob
     of any of its simple commands, each without the variables and wrappers before it (`a && FOO=1 timeout 5 curl x`

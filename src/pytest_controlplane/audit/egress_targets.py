@@ -17,6 +17,7 @@ import re
 import shlex
 from pathlib import Path
 
+from ..agents.permission_rules import command_prefix, fetch_domain
 from ..agents.settings_hooks import CommandHook, project_settings
 from ..bypass.corpus import default_target
 from ..bypass.egress_routes import DEFAULT_HOST
@@ -24,15 +25,12 @@ from ..errors import ConfigError
 from .targets import Derived
 
 EGRESS = f"egress {DEFAULT_HOST}"
-_NETWORK_RULE = re.compile(r"^(Bash\((curl|wget)\b.*\)|WebFetch\(domain:.+\))$")
 _NETWORK_WORD = re.compile(r"\b(curl|wget|nc|dig)\b|\bhttps?://")
 _URL_HOST = re.compile(r"\bhttps?://([A-Za-z0-9.-]+)")
 _ADDRESS = re.compile(r"\b(localhost|(?:\d{1,3}\.){3}\d{1,3})\b")
 _DOMAIN = re.compile(r"\b((?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,})\b")
 _ALLOWING = re.compile(r"allow|approve|exit 0|permit|safe", re.I)
 _FILE_ENDINGS = {"sh", "py", "js", "ts", "json", "md", "txt", "env", "yml", "yaml", "toml", "log", "lock", "cfg", "ini"}
-_BASH_PREFIX = re.compile(r"^Bash\(([^:*)]+)(?::\*|\*)?\)$")
-_WEBFETCH = re.compile(r"^WebFetch\(domain:([^)]+)\)$")
 MAX_SCRIPT = 100_000  # characters of a hook's script read
 
 
@@ -42,7 +40,7 @@ def egress_targets(directory: Path) -> list[Derived]:
     for found in project_settings(directory):
         for kind in ("deny", "allow", "ask"):
             for rule in found.rules.get(kind, []):
-                if _NETWORK_RULE.match(rule.strip()):
+                if fetch_domain(rule) or command_prefix(rule).split(" ")[0] in ("curl", "wget"):
                     derived.append(Derived(EGRESS, f"the {kind} rule {rule} in {found.file}"))
         for hook in found.hooks:
             for where, text in hook_texts(directory, hook):
@@ -106,11 +104,7 @@ def _hosts(text: str) -> list[str]:
 
 def _allowed(rule: str) -> str:
     """`Bash(npm test:*)` -> `npm test`; `WebFetch(domain:docs.example.com)` -> `docs.example.com`; else ""."""
-    fetch = _WEBFETCH.match(rule)
-    if fetch:
-        return fetch.group(1).strip()
-    prefix = _BASH_PREFIX.match(rule)
-    return prefix.group(1).strip() if prefix else ""
+    return fetch_domain(rule) or command_prefix(rule)
 
 
 def sandbox_targets() -> list[Derived]:

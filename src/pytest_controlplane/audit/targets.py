@@ -17,7 +17,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-_RULE = re.compile(r"^(Read|Edit|Write|MultiEdit|NotebookEdit|Bash)\((.*)\)$")
+from ..agents.permission_rules import command_prefix, parse
+
+_TARGET_TOOLS = ("Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Bash")  # the rules that name a target
 _SECRET_NAMES = re.compile(r"^(credentials\.json|.*\.pem|.*\.key|id_(rsa|ed25519|ecdsa|dsa))$")
 _EXAMPLE = re.compile(r"\.(example|sample|template|dist)$")  # .env.example holds no secret
 _SKIPPED = {".git", "node_modules", ".venv", "venv", "__pycache__", ".claude"}
@@ -62,12 +64,11 @@ def _from_rules(directory: Path) -> list[Derived]:
 
 def _rule_target(rule: str) -> str:
     """`Read(./.env)` -> `read .env`; `Bash(git push:*)` -> `exec git push`; "" for what is no workspace target."""
-    match = _RULE.match(rule.strip())
-    if not match:
+    tool, spec = parse(rule)
+    if tool not in _TARGET_TOOLS or spec is None:
         return ""
-    tool, spec = match.groups()
     if tool == "Bash":
-        command = re.split(r"[:*]", spec, maxsplit=1)[0].strip()
+        command = command_prefix(rule)
         return f"exec {command}" if command else ""
     path = spec.strip()
     if path.startswith(("//", "/", "~")) or ".." in path.split("/"):

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..agents.permission_rules import fetch_domain
 from ..errors import ConfigError
 from .variant import ALLOWED_DOMAIN, WORKSPACE, Variant
 
@@ -271,18 +271,14 @@ def allowed_domain(session: Any) -> str:
 def allowed_domains(sources: list[dict[str, Any]]) -> list[str]:
     """The domains settings objects allow by name, as written: their `WebFetch(domain:...)` allow rules, then their
     `sandbox.network.allowedDomains`."""
-    rules = [found.group(1) for data in sources for rule in (data.get("permissions") or {}).get("allow") or []
-             if (found := _FETCH.match(str(rule).strip()))]  # fmt: skip
+    rules = [fetch_domain(str(rule)) for data in sources for rule in (data.get("permissions") or {}).get("allow") or []]
     listed = [
         str(d).strip()
         for data in sources
         for d in ((data.get("sandbox") or {}).get("network") or {}).get("allowedDomains") or []
         if str(d).strip()
     ]
-    return list(dict.fromkeys([*rules, *listed]))
-
-
-_FETCH = re.compile(r"WebFetch\(domain:([^)\s]+)\)$")
+    return list(dict.fromkeys(d for d in [*rules, *listed] if d))
 
 
 def _one_host(domain: str) -> str:
