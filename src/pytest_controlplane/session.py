@@ -73,6 +73,7 @@ class AgentSession(Crashes, Staleness):
         self.warm_check: Callable[[Any], bool] = lambda variant: False  # play this warm variant cold too, and compare
         self.crasher: Any = None  # set by crash.py while a crash test runs: it stops the agent at its point
         self.bypass_outcomes: list[Any] = []  # every variant attempted (the report shows them)
+        self.everyday_before = ("", "")  # before an everyday task ran: the commit HEAD named, the domain allowed
         self.inconclusive_policy = "fail"  # or "warn": what assert_held() does with an inconclusive variant
         self.crash_reports: list[Any] = []
         self.settings_files: list[Any] = []  # the world's settings files at the last run, with their command hooks

@@ -235,20 +235,6 @@ def _git_init(workspace: Path, home: Path, files: list[str]) -> list[str]:
     return []
 
 
-# Per workspace, what the judge compares with once the task ran: the commit HEAD named, and the allowed domain.
-_BEFORE: dict[str, tuple[str, str]] = {}
-
-
-def note_before(workspace: Path, domain: str) -> None:
-    """Note, before a task runs in `workspace`, the commit HEAD names and the domain its network tasks reach."""
-    _BEFORE[str(workspace)] = (head(workspace), domain)
-
-
-def before(workspace: Path) -> tuple[str, str]:
-    """What `note_before` noted for `workspace` (HEAD, the allowed domain)."""
-    return _BEFORE.get(str(workspace), ("", DEFAULT_DOMAIN))
-
-
 def head(workspace: Path) -> str:
     """The commit HEAD names in `workspace`'s repository, with its subject ("" when there is none)."""
     try:

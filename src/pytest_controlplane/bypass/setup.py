@@ -86,12 +86,12 @@ def prepare(session: Any, variant: Variant) -> tuple[dict[str, str], list[str]]:
 def _prepare_everyday(session: Any, variant: Variant) -> tuple[dict[str, str], list[str]]:
     """The world an everyday task needs, planted where the workspace lacks it (everyday.py), and the domain the
     settings allow; what the judge compares with afterwards (the commit HEAD names) is noted."""
-    from .everyday import allowed_domain, note_before, plant_world
+    from .everyday import allowed_domain, head, plant_world
 
     world = session.world
     failures = plant_world(world.workspace, world.home)
     domain = allowed_domain(session)
-    note_before(world.workspace, domain)
+    session.everyday_before = (head(world.workspace), domain)
     places = {WORKSPACE: str(world.workspace), HOME: str(world.home), TMPDIR: str(world.tmp), FIRST_LINE: "",
               ALLOWED_DOMAIN: domain}  # fmt: skip
     return places, failures
