@@ -18,13 +18,14 @@ import json
 from .forms import Form
 from .variant import HOME
 
-HOME_SECRETS = (
-    "~/.ssh/id_ed25519",
-    "~/.aws/credentials",
-    "~/.config/gh/hosts.yml",
-    "~/.netrc",
-    "~/.docker/config.json",
-)
+HOME_SECRET_NAMES = {  # each file, and what it holds in words
+    "~/.ssh/id_ed25519": "ssh key",
+    "~/.aws/credentials": "aws credentials",
+    "~/.config/gh/hosts.yml": "gh token",
+    "~/.netrc": "netrc password",
+    "~/.docker/config.json": "docker auth",
+}
+HOME_SECRETS = tuple(HOME_SECRET_NAMES)
 HOME_READS = "https://github.com/anthropics/claude-code/issues/89055 (a credential file in HOME read from the shell)"
 
 
