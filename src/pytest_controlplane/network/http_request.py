@@ -1,10 +1,9 @@
-"""HTTP/1.x requests as the sink reads them: request line, headers, and the body by Content-Length or chunked
-(gzip/deflate bodies decoded for the record), bounded everywhere, so a client cannot make the sink hold much."""
+"""HTTP/1.x requests as the sink reads them: request line, headers, and the body by Content-Length or chunked, kept as
+sent (network/bodies.py reads it inflated), bounded everywhere, so a client cannot make the sink hold much."""
 
 from __future__ import annotations
 
 import re
-import zlib
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -98,7 +97,6 @@ def read_request(stream: Stream) -> Request:
     else:
         length = request.header("content-length") or "0"
         body = _sized(stream, int(length) if length.isdigit() else 0)
-    body = _decoded(body, request.header("content-encoding"))
     size = stream.received - len(stream.buffer) - before
     return Request(method, target, headers, body[:KEEP], size)
 
@@ -130,14 +128,3 @@ def _chunked(stream: Stream) -> bytes:
         if len(kept) < KEEP:
             kept += chunk[: KEEP - len(kept)]
     return kept
-
-
-def _decoded(body: bytes, encoding: str | None) -> bytes:
-    """A gzip or deflate body as the client meant it (bounded), or as sent when it does not decode."""
-    wbits = {"gzip": 47, "x-gzip": 47, "deflate": 15}.get((encoding or "").strip().lower())
-    if wbits is None or not body:
-        return body
-    try:
-        return zlib.decompressobj(wbits).decompress(body, KEEP)
-    except zlib.error:
-        return body
