@@ -135,11 +135,13 @@ def test_egress_of_a_file_name_is_refused_and_the_help_and_errors_show_every_for
 
 def test_the_words_a_guard_lets_through_are_ridden_out_by_piggyback_cases(tmp_path):
     repo = repository(tmp_path / "repo", {**hooked('"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh'), "permissions": {
-        "allow": ["Bash(npm test:*)", "WebFetch(domain:docs.example.com)"]}}, {".claude/hooks/x.sh": CURL_HOOK})
+        "allow": ["Bash(npm test:*)", "WebFetch(domain:docs.example.com)", "Bash(curl:*)", "Bash(wget *)"]}},
+        {".claude/hooks/x.sh": CURL_HOOK})  # fmt: skip
     words = {d.line: d.why for d in allow_words(repo)}
     assert words == {"localhost": "the hook .claude/hooks/x.sh names localhost",
                      "npm test": "the allow rule Bash(npm test:*) in .claude/settings.json",
                      "docs.example.com": "the allow rule WebFetch(domain:docs.example.com) in .claude/settings.json"}
+    # `curl # test against curl` rides nothing: an allow rule of the way out itself gives no word
     found = cases(parse_targets(["egress collector.example", "write .env"]), ["-"], words=["docs.example.com"])
     ridden = [c for c in found if c.variant == f"{PIGGYBACK}docs.example.com"]
     assert [(c.family, c.route_class) for c in ridden] == [("egress", "the way out: riding a word a guard lets "

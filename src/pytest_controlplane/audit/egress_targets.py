@@ -25,7 +25,8 @@ from ..errors import ConfigError
 from .targets import Derived
 
 EGRESS = f"egress {DEFAULT_HOST}"
-_NETWORK_WORD = re.compile(r"\b(curl|wget|nc|dig)\b|\bhttps?://")
+WAY_OUT = ("curl", "wget", "nc", "dig")  # the programs a hook or rule names that send out
+_NETWORK_WORD = re.compile(rf"\b({'|'.join(WAY_OUT)})\b|\bhttps?://")
 _URL_HOST = re.compile(r"\bhttps?://([A-Za-z0-9.-]+)")
 _ADDRESS = re.compile(r"\b(localhost|(?:\d{1,3}\.){3}\d{1,3})\b")
 _DOMAIN = re.compile(r"\b((?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,})\b")
@@ -40,7 +41,7 @@ def egress_targets(directory: Path) -> list[Derived]:
     for found in project_settings(directory):
         for kind in ("deny", "allow", "ask"):
             for rule in found.rules.get(kind, []):
-                if fetch_domain(rule) or command_prefix(rule).split(" ")[0] in ("curl", "wget"):
+                if fetch_domain(rule) or command_prefix(rule).split(" ")[0] in ("curl", "wget"):  # rules of a way out
                     derived.append(Derived(EGRESS, f"the {kind} rule {rule} in {found.file}"))
         for hook in found.hooks:
             for where, text in hook_texts(directory, hook):
@@ -87,7 +88,7 @@ def allow_words(directory: Path) -> list[Derived]:
                     found.setdefault(word, Derived(word, f"the hook {where} names {word}"))
         for rule in settings.rules.get("allow", []):
             word = _allowed(rule.strip())
-            if word:
+            if word and word.split()[0] not in WAY_OUT:  # `Bash(curl:*)`: the way out itself
                 found.setdefault(word, Derived(word, f"the allow rule {rule} in {settings.file}"))
     return list(found.values())
 
