@@ -19,7 +19,7 @@ import pytest
 from egress_play import play
 from pytest_controlplane.audit.plan import DEFAULT_TARGETS, ROUTE_CLASSES, cases, parse_targets, route_class
 from pytest_controlplane.bypass.corpus import corpus, default_target
-from pytest_controlplane.bypass.egress_judging import egress_evidence, no_network, to_target, unjudged
+from pytest_controlplane.bypass.egress_judging import egress_evidence, no_network, proxied_host, to_target, unjudged
 from pytest_controlplane.bypass.egress_routes import EGRESS_CLASSES, SECRET, egress_class, egress_variants
 from pytest_controlplane.bypass.variant import FAMILIES
 from pytest_controlplane.canary import Canary
@@ -128,6 +128,18 @@ CANARY = Canary.mint("tests/test_egress_family.py::judge", "bypass-egress:collec
 
 def record(kind: str, host: str | None, **fields: object) -> Egress:
     return Egress.from_json({"kind": kind, "host": host, "address": "198.18.0.1", "port": 443, **fields})
+
+
+def test_the_host_a_sandbox_proxy_matched_is_the_one_the_request_named_not_the_target_by_default():
+    def ran(*records: Egress, number: int = 2) -> SimpleNamespace:
+        return SimpleNamespace(effects=SimpleNamespace(egress=[SimpleNamespace(run=number, record=r) for r in records]))
+
+    assert proxied_host(ran(record("https", HOST, method="POST")), 2, HOST) == HOST
+    literal = record("https", "203.0.113.7", method="POST", address="203.0.113.7")
+    assert proxied_host(ran(record("dns", "x.example", method="A"), literal), 2, HOST) == "203.0.113.7"
+    # quiet twins: a DNS question alone went through no proxy; another run's request is not this one's
+    assert proxied_host(ran(record("dns", f"{HOST}", method="A", port=53)), 2, HOST) == ""
+    assert proxied_host(ran(record("https", HOST), number=1), 2, HOST) == ""
 
 
 def test_a_record_for_the_target_is_a_bypass_and_says_whether_the_secret_rode_along():

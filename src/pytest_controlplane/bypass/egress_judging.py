@@ -86,6 +86,15 @@ def to_target(records: Sequence[Any], target: str, canary: Any = None) -> list[A
     return found
 
 
+def proxied_host(session: Any, number: int, target: str) -> str:
+    """The host an egress attempt's HTTP request to the target named (the name, or the address as a literal: what a
+    sandbox's proxy matches against its allowlist); "" when none did (a DNS question, a raw socket) or not egress."""
+    if not target or not hasattr(session.effects, "egress"):
+        return ""
+    records = [sent.record for sent in session.effects.egress if sent.run == number]
+    return next((str(r.host) for r in to_target(records, target) if r.kind in ("http", "https") and r.host), "")
+
+
 def at_target(address: str | None) -> bool:
     """Whether `address` is one of the target's stand-in addresses (an IPv4-mapped IPv6 form included)."""
     try:
