@@ -120,3 +120,20 @@ def test_the_cli_removes_each_rule_in_turn_and_shows_the_cells_that_flip(tmp_pat
     assert "<h2>Each hook and rule removed in turn</h2>" in (tmp_path / "out" / "audit.html").read_text()
     assert json.loads((root / ".claude" / "settings.json").read_text())["permissions"]["deny"] == [
         "Read(./.env)", "Read(./.evn)"]  # the audited directory itself is never changed
+
+
+def test_the_removals_play_the_targets_the_audit_played_when_it_chose_them_itself(tmp_path):
+    """Without a rule, a copy would imply other targets (a deny rule brings its own): the plays name the audit's."""
+    from pytest_controlplane.audit.after import _targets
+    from pytest_controlplane.audit.command import after_audit
+    from pytest_controlplane.audit.records import dump
+
+    out = tmp_path / "out"
+    out.mkdir()
+    dump([item("read:relative", "held"), Record(nodeid="x::t[e]", family="everyday", target="write", case="e",
+          variant="everyday:write-src", mode="-", route="Write", route_class="everyday", form="-", cell="done")],
+         out / "audit.json", meta={})  # fmt: skip
+    chosen = after_audit([str(tmp_path), "--coverage", "--out", str(out)], tmp_path)
+    assert chosen is not None and _targets(chosen) == ["--target", "read .env", "--target", "everyday"]
+    told = after_audit([str(tmp_path), "--coverage", "--out", str(out), "--target", "write .env"], tmp_path)
+    assert told is not None and _targets(told) == []  # the user's own choice stands

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .command import AfterAudit, pytest_args
+from .plan import EVERYDAY
 from .records import Record, load
 
 
@@ -57,15 +58,26 @@ def coverage(after: AfterAudit) -> None:
     from . import ablation
 
     print("", flush=True)
+    selection = after.selection + _targets(after)
 
     def play(entry: Any, name: str) -> list[Record]:
-        return _play(after, lambda copy: ablation.remove(copy, entry) if entry else None, after.selection,
+        return _play(after, lambda copy: ablation.remove(copy, entry) if entry else None, selection,
                      f"coverage/{name}", after.passed)  # fmt: skip
 
     _, removals = ablation.run(after.directory, play, say=lambda line: print(line, flush=True))
     print("\n".join(ablation.lines(removals)))
     for path in ablation.write(removals, after.out):
         print(f"written: {path}")
+
+
+def _targets(after: AfterAudit) -> list[str]:
+    """The targets the audit played, as --target options, when it chose them itself: a copy without a rule would
+    imply others (a deny rule brings its target), and a removal is judged on the same items."""
+    if "--target" in after.selection:
+        return []
+    records, _ = load(after.out / "audit.json")
+    lines = dict.fromkeys(EVERYDAY if r.everyday else f"{r.family} {r.target}" for r in records)
+    return [word for line in lines for word in ("--target", line)]
 
 
 def _play(after: AfterAudit, edit: Callable[[Path], None], selection: list[str], name: str, passed: Sequence[str] = (),
