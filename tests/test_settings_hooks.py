@@ -316,7 +316,14 @@ def test_each_decision_shape_is_read_as_the_cli_reads_it():
 
     specific = {"hookEventName": "PreToolUse"}
     assert decide(2, "", "no .env\n") == ("deny", "no .env", None)
-    assert decide(1, "", "crashed") == ("error", "exit code 1: crashed", None)  # non-blocking: the call goes on
+    # each failure the CLI takes for a non-blocking error (the call goes on), the signal read first
+    assert decide(1, "", "crashed") == ("error", "exit code 1, not 2 (a non-blocking error): crashed", None)
+    assert decide(127, "", "sh: 1: jq: not found\n")[1] == (
+        "could not start (exit 127: its interpreter or script is missing): sh: 1: jq: not found")
+    assert decide(126, "", "")[1] == "could not start (exit 126: its script is not executable)"
+    assert decide(143, "", "")[1] == "was killed (exit 143, SIGTERM: the CLI stops a hook at its timeout)"
+    bad = '{"hookSpecificOutput": {"permissionDecision": "deny", "permissionDecisionReason": "\\.env"}}'
+    assert decide(0, bad, "")[0] == "error" and "not valid JSON (Invalid \\escape" in decide(0, bad, "")[1]
     assert decide(0, "plain text", "") == ("none", "", None)
     deny = {**specific, "permissionDecision": "deny", "permissionDecisionReason": "why"}
     assert decide(0, json_out(hookSpecificOutput=deny), "") == ("deny", "why", None)

@@ -258,3 +258,18 @@ def test_a_users_stderr_callback_hears_the_warm_cli_as_a_cold_one(pytester):
         out = pytester.runpytest("-s", "-p", "no:randomly", "-o", f"agent_warm={warm}").stdout.str()
         found = re.search(r"WARM (\w+) LINES (\d+)", out)
         assert found and found[1] == str(warm == "true") and int(found[2]) > 0, out[-3000:]
+
+
+def test_a_hook_script_that_lost_its_execute_bits_gets_a_cli_of_its_own(tmp_path):
+    """Two templates alike but for a hook script's mode are two agent configurations (one of them fails to start its
+    hook): a warm CLI of the one never plays the other."""
+    from pytest_controlplane.agents.pool_key import configuration
+
+    digests = []
+    for name, mode in (("runs", 0o755), ("does-not", 0o644), ("runs-too", 0o755)):
+        script = tmp_path / name / ".claude" / "guard.sh"
+        script.parent.mkdir(parents=True)
+        script.write_text("#!/bin/sh\nexit 2\n")
+        script.chmod(mode)
+        digests.append(configuration(tmp_path / name))
+    assert digests[0] != digests[1] and digests[0] == digests[2]

@@ -19,6 +19,7 @@ import json
 import os
 import re
 import selectors
+import signal
 import socket
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -86,11 +87,12 @@ def decide(exit_code: int, stdout: str, stderr: str) -> tuple[str, str, dict[str
     if exit_code == 2:
         return "deny", stderr.strip() or "exit code 2", None
     if exit_code != 0:
-        return "error", f"exit code {exit_code}" + (f": {stderr.strip()[:200]}" if stderr.strip() else ""), None
+        said = " ".join(stderr.split())[:200]
+        return "error", failure(exit_code) + (f": {said}" if said else ""), None
     try:
         answer = json.loads(stdout) if stdout.strip().startswith("{") else None
-    except ValueError:
-        answer = None
+    except ValueError as error:
+        return "error", f"its stdout is not valid JSON ({error}), so the CLI reads no decision in it", None
     if not isinstance(answer, dict):
         return "none", "", None
     specific = answer.get("hookSpecificOutput")
@@ -105,6 +107,32 @@ def decide(exit_code: int, stdout: str, stderr: str) -> tuple[str, str, dict[str
     if answer.get("continue") is False:
         return "stop", str(answer.get("stopReason") or ""), updated
     return "none", "", updated
+
+
+def failure(exit_code: int) -> str:
+    """A hook's exit code other than 0 and 2 in words, the signal first (the CLI treats each as a non-blocking error
+    and runs the call): `could not start (exit 127: its interpreter or script is missing)`."""
+    if exit_code == 127:
+        return "could not start (exit 127: its interpreter or script is missing)"
+    if exit_code == 126:
+        return "could not start (exit 126: its script is not executable)"
+    if exit_code > 128 and exit_code - 128 in (signal.SIGTERM, signal.SIGKILL, signal.SIGINT):
+        name = signal.Signals(exit_code - 128).name
+        return f"was killed (exit {exit_code}, {name}: the CLI stops a hook at its timeout)"
+    return f"exit code {exit_code}, not 2 (a non-blocking error)"
+
+
+def fail_open(call: ToolCall) -> dict[str, str]:
+    """The hooks that failed on `call` (its `str(HookRun)` words whose decision is `error`), by shortened command,
+    each as a reader is told it: `the PreToolUse command hook `x` (FILE) on Read failed (could not start (exit 127:
+    ...): ...)`."""
+    found = {}
+    for words in call.hook_runs:
+        facts = run_facts(words)
+        if facts is not None and facts["decision"] == "error":
+            head, _, why = words.partition(": error: ")
+            found[facts["command"]] = f"{head} failed ({why.rsplit(' (exit', 1)[0]})"
+    return found
 
 
 def log_path(world: Any) -> Path:

@@ -57,13 +57,15 @@ def _server(server: Any) -> Any:
 
 
 def configuration(template: Path | None) -> str:
-    """The agent configuration a template holds (what the CLI reads at start) and its layout (what its sandbox
-    protects from then on), as a digest."""
+    """The agent configuration a template holds (what the CLI reads at start, its files' execute bits with them) and
+    its layout (what its sandbox protects from then on), as a digest."""
     digest = hashlib.sha256()
     if template is not None:
         digest.update("\0".join(_layout(template, _SEARCH_DEPTH)).encode() + b"\0\0")
         for relative, data in configuration_files(template).items():
-            digest.update(str(relative).encode() + b"\0" + data + b"\0")
+            path = template / relative  # its execute bits too: a hook script that lost them fails to start
+            runs = oct(path.stat().st_mode & 0o111) if not path.is_symlink() else "link"
+            digest.update(str(relative).encode() + b"\0" + data + b"\0" + runs.encode() + b"\0")
     return digest.hexdigest()
 
 

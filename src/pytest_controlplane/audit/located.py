@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..agents.hook_runs import fail_open
 from ..agents.settings_hooks import project_settings
 
 
@@ -35,10 +36,13 @@ def seen_by(outcome: Any, repository: Path | None, base: Path) -> tuple[str, str
         return None
     tool = outcome.call.name
     files = [f for f in project_settings(repository) if any(h.event == "PreToolUse" for h in f.hooks)]
+    failed = fail_open(outcome.call)
     for found in files:
         for hook in found.hooks:
             if hook.event == "PreToolUse" and matches(hook.matcher, tool):
                 line = _line(found.original, json.dumps(hook.command)[1:-1])
+                if hook.short in failed:  # what the hook's own run said: it failed, and the call ran (fail-open)
+                    return _place(repository / found.file, line, base), f"fail-open: {failed[hook.short]}"
                 return _place(
                     repository / found.file, line, base
                 ), f"{hook.label} saw the {tool} call and let it through"

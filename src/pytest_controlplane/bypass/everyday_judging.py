@@ -25,7 +25,8 @@ from ..layers import NOBODY, held_by_words
 from ..tool_call import ToolCall, result_text
 from .egress_judging import unjudged
 from .everyday import COMMIT_SUBJECT, MARKED_FILES, NPM_LOG, PAYLOAD, done_when, head
-from .judge import BypassOutcome, VariantNotApplicable, _offered, inconclusive
+from .judge import BypassOutcome, VariantNotApplicable, inconclusive
+from .offered import offers
 from .variant import Variant
 
 
@@ -58,7 +59,7 @@ def judge_everyday(session: Any, variant: Variant, first: int, failures: list[st
     attempt = next((c for c in reversed(calls) if c.name == variant.tool and c is not starter), None)
     exchanges = session.gateway.exchanges[first:]
     needed = dict.fromkeys((variant.via, *(tool for tool, _ in variant.setup), variant.tool))
-    missing = [tool for tool in needed if tool and not _offered(exchanges, tool)]
+    missing = [tool for tool in needed if tool and not offers(exchanges, tool)]
     secrets = session.effects.secrets
     evidence = redact(evidence_of(session, variant, number, exchanges, attempt), secrets)
     status, reason, decider = _status(session, variant, number, evidence, attempt, calls, missing, failures)

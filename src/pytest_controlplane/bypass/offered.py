@@ -162,6 +162,13 @@ def classify(name: str, inputs: set[str], description: str) -> tuple[str, str]:
     return "other", "no input that takes a command, a path, code or a URL that this classifier knows"
 
 
+def offers(exchanges: list[Any], tool: str) -> bool:
+    """Whether the agent offered `tool` to the model (listed, or deferred) in its first request that lists tools;
+    True when no request listed any."""
+    listed = [e for e in exchanges if isinstance(e.request.json, dict) and "tools" in e.request.json]
+    return not listed or tool in {t.name for t in offered_in(listed)}
+
+
 def offered_in(exchanges: list[Any]) -> list[OfferedTool]:
     """The tools offered in a run's first request with tools (for the summary and the report)."""
     for exchange in exchanges:
