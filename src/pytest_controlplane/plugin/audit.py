@@ -92,6 +92,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 def _settings_lines(config: pytest.Config) -> list[str]:
     """The trust view the audit plays (--workspace-trust), and what it found in each audited directory that has
     project settings: allow entries listed only where the CLI honours them in that view."""
+    from ..agents.hook_needs import needs_lines
     from ..agents.settings_hooks import allow_in_force, project_settings, trust_line
     from ..agents.settings_summary import unaudited_plugins
 
@@ -104,6 +105,7 @@ def _settings_lines(config: pytest.Config) -> list[str]:
             lines.append(f"settings in {arg}:")
             lines += [f"  {line.describe(allow_in_force=allow_in_force(directory, line, trust))}" for line in found]
             lines += [f"  {line}" for line in unaudited_plugins(directory, found)]
+            lines += [f"  {line}" for line in needs_lines(directory, [h for f in found for h in f.hooks])]
     return lines
 
 
