@@ -7,7 +7,7 @@
   variant whose route the agent does not offer may skip).  Blocks that are fragments (`...`, a name of the reader's
   own) carry no marker.
 - The README stays a front door (at most 300 lines), and its relative links lead to files (and headings) that exist.
-- The generated Reference names every flag and ini key of `config.OPTIONS`, every fixture pytest lists for the
+- The generated Reference names every flag and ini key of `flags.OPTIONS`, every fixture pytest lists for the
   plugin, every marker, verdict, status, layer, cell, conftest hook, `controlplane audit` option and public name.
   The names are read from the built HTML, and the lists they are checked against come from the code by another way
   than the one the hook uses (pytest's own `--fixtures`, the parser's actions), so a page that drops one fails here.
@@ -188,11 +188,11 @@ def code_in(site: Path, page: str) -> set[str]:
 
 
 def test_the_options_page_names_every_flag_and_ini_key(site):
-    from pytest_controlplane import config
+    from pytest_controlplane.flags import OPTIONS
 
     shown = code_in(site, "options")
-    flags = [f"--{o.name.replace('_', '-')}" for o in config.OPTIONS if o.help]
-    keys = [o.name for o in config.OPTIONS if o.ini_help]
+    flags = [f"--{o.name.replace('_', '-')}" for o in OPTIONS if o.help]
+    keys = [o.name for o in OPTIONS if o.ini_help]
     assert len(flags) > 20 and len(keys) > 10
     assert [f for f in flags if f not in shown] == [] and [k for k in keys if k not in shown] == []
 

@@ -1,6 +1,6 @@
 """mkdocs hook: the Reference pages, written at build time from the code itself, so they cannot drift from it.
 
-Each page is built by importing what it documents: `config.OPTIONS` (every `--agent-*` flag and ini key), the
+Each page is built by importing what it documents: `flags.OPTIONS` (every `--agent-*` flag and ini key), the
 fixtures of `plugin/fixtures.py` (read with `ast`: every `@pytest.fixture` function, with its docstring), the markers
 as `pytest --markers` prints them, the verdicts (`tool_call.VERDICTS`, `bypass.judge.STATUSES`), the layers
 (`layers.LAYERS`, described by `layers.py`'s docstring), the audit's cells (`audit.records.CELLS`, their symbols from
@@ -136,10 +136,10 @@ GENERATED = (
 
 
 def options_page() -> str:
-    from pytest_controlplane import config
+    from pytest_controlplane import flags
 
     rows = []
-    for option in config.OPTIONS:
+    for option in flags.OPTIONS:
         flag = ""
         if option.help:
             flag = f"`--{option.name.replace('_', '-')}`"
@@ -165,7 +165,7 @@ def options_page() -> str:
     precedence = inline(precedence.removeprefix("Precedence, highest first: "))
     return (
         "# Options and ini keys\n\n"
-        + GENERATED.format(source="`pytest_controlplane.config.OPTIONS`")
+        + GENERATED.format(source="`pytest_controlplane.flags.OPTIONS`")
         + "Every flag is a pytest option (`pytest --agent-mode=record`); a key of the second column goes in the ini "
         "file (`[tool.pytest.ini_options]` in `pyproject.toml`, `pytest.ini`, `tox.ini`, `setup.cfg`), or on the "
         "command line as `-o key=value`.\n\n"

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .agents.adapter import AgentAdapter, store_reader
+from .agents.hook_faults import carry_fault
 from .agents.hook_runs import HookListener, credit, log_size, read_runs
 from .agents.networked import world_network
 from .agents.outcome import RunOutcome, calls_seen_by_model, raise_for
@@ -315,6 +316,7 @@ class AgentSession(Crashes, Staleness):
             root, here.test_id, template=here.workspace, planted_env=here.planted_env, trust=here.trust
         )
         world.network.wanted = here.network.wanted
+        carry_fault(here, world)  # a hook fault armed here is armed there too (agents/hook_faults.py)
         agent = self.agent
         if permission_mode is not None:
             if not hasattr(agent, "with_permission_mode"):

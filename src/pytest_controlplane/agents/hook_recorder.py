@@ -9,6 +9,9 @@ it tells the test (at the address in `$CONTROLPLANE_WORLD/hooks/listener`, if on
 has ended, and waits for its answer each time, so the effects oracle snapshots the files just before and just after:
 what changed in between is the hook's doing.
 
+A hook fault armed in the world for this hook (`$CONTROLPLANE_WORLD/hooks/fault.json`, hook_faults.py) is applied:
+another command, a program taken off PATH, the exit code or the output bent.
+
 Standard library only, no site-packages (`-I -S`): it starts in ~20 ms and sees nothing of the test's environment
 but what the CLI gives every hook.  Without `$CONTROLPLANE_WORLD`, or with nobody listening, it only runs the command.
 """
@@ -65,16 +68,49 @@ def _tool_use_id(stdin: bytes) -> str:
     return str(data.get("tool_use_id") or "") if isinstance(data, dict) else ""
 
 
+def _fault(world: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """The fault armed in the world for this very hook (hook_faults.py), or {}."""
+    try:
+        with open(os.path.join(world, "hooks", "fault.json"), encoding="utf-8") as file:
+            armed = json.load(file)
+        mine = all(armed["hook"].get(key) == spec.get(key) for key in ("event", "file", "matcher", "command"))
+    except (OSError, ValueError, KeyError, AttributeError, TypeError):
+        return {}
+    return armed if mine else {}
+
+
+def _faulted(fault: dict[str, Any], code: int, stdout: bytes) -> tuple[int, bytes]:
+    """The hook's answer as the armed fault bends it: exit 1 for 2, its JSON cut short (an answer that is no JSON made
+    invalid JSON too), a megabyte of log lines after it."""
+    kind = fault.get("kind")
+    if kind == "exit-1" and code == 2:
+        return 1, stdout
+    if kind == "invalid-json":
+        text = stdout.rstrip()
+        return code, (text[:-1] if text.startswith(b"{") else b'{"decision": "block", "reason": ' + text) + b"\n"
+    if kind == "huge-stdout":
+        return code, stdout + b"".join(b"debug: line %d of the hook's own log\n" % n for n in range(30_000))
+    return code, stdout
+
+
 def main(argv: list[str]) -> int:
     spec = json.loads(argv[1])
     stdin = sys.stdin.buffer.read()
     world = os.environ.get(WORLD_ENV, "")
+    fault = _fault(world, spec) if world else {}
     run_id = f"{os.getpid()}-{time.time_ns()}"
     about = {"id": run_id, "hook": spec, "tool_use_id": _tool_use_id(stdin)}
     channel = _tell(_listener(world), {"phase": "start", **about}) if world else None
     started = time.time()
+    env = dict(os.environ)
+    if fault.get("path"):  # a program taken away: its stand-in first on PATH
+        env["PATH"] = f"{fault['path']}{os.pathsep}{env.get('PATH', '')}"
     child = subprocess.Popen(
-        [SHELL, "-c", spec["command"]], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [SHELL, "-c", fault.get("command") or spec["command"]],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
     )
 
     def forward(number: int, frame: Any) -> None:  # the CLI stopping the hook (its timeout) stops the command
@@ -84,6 +120,7 @@ def main(argv: list[str]) -> int:
         signal.signal(number, forward)
     stdout, stderr = child.communicate(stdin)
     code = child.returncode if child.returncode >= 0 else 128 - child.returncode  # as sh reports a signal
+    code, stdout = _faulted(fault, code, stdout) if fault else (code, stdout)
     if world:
         record = {
             **about,
@@ -94,6 +131,7 @@ def main(argv: list[str]) -> int:
             "started": started,
             "ended": time.time(),
             "pid": child.pid,
+            **({"fault": fault["kind"]} if fault else {}),
         }
         try:
             log = os.open(os.path.join(world, "hooks", "runs.jsonl"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

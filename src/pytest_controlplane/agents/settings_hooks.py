@@ -16,6 +16,7 @@ attacker's, never left out as "the user's own hook's".
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 from collections.abc import Collection
@@ -26,6 +27,7 @@ from typing import Any
 from .settings_summary import sandbox_words
 
 RECORDER = Path(__file__).with_name("hook_recorder.py")
+FAULT_FILE = "fault.json"  # in HOOKS_DIR while a hook fault is armed (hook_faults.py, hook_recorder.py)
 HOOKS_DIR = "hooks"  # under the world's root: the runs' log, the listener's address, what the harness planted
 _PREFIX = f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(RECORDER))} "
 # The settings files of a world that the CLI may load (which ones it does is `setting_sources`' business).
@@ -61,6 +63,17 @@ class CommandHook:
         return cls(**fields, planted=bool(spec.get("planted")))
 
 
+def matches(matcher: str, tool: str) -> bool:
+    """Whether a hook's matcher covers `tool`, as the CLI reads it: empty or `*` every tool, else a regular expression
+    the whole name must match (`Write|Edit`, `Notebook.*`), or the name itself if it is no valid expression."""
+    if matcher in ("", "*"):
+        return True
+    try:
+        return re.fullmatch(matcher, tool) is not None
+    except re.error:
+        return matcher == tool
+
+
 def wrapped(hook: CommandHook) -> str:
     """The command line that runs `hook` through the recorder."""
     return _PREFIX + shlex.quote(json.dumps(asdict(hook), separators=(",", ":")))
@@ -77,10 +90,12 @@ def unwrapped(command: str) -> CommandHook | None:
         return None
 
 
-def wrap(data: Any, source: str, file: str, planted: Collection[str] = ()) -> tuple[Any, list[CommandHook]]:
+def wrap(
+    data: Any, source: str, file: str, planted: Collection[str] = (), timeouts: dict[str, int] | None = None
+) -> tuple[Any, list[CommandHook]]:
     """`data` (a settings or hooks.json object) with each command hook run through the recorder, and the hooks found.
     A command already wrapped is wrapped anew (its file or origin may have changed); `planted`: commands the harness
-    put there."""
+    put there; `timeouts`: a `timeout` given to the hooks of these commands (a fault armed: hook_faults.py)."""
     found: list[CommandHook] = []
     hooks = data.get("hooks") if isinstance(data, dict) else None
     if not isinstance(hooks, dict):
@@ -105,6 +120,8 @@ def wrap(data: Any, source: str, file: str, planted: Collection[str] = ()) -> tu
                     )
                     found.append(hook)
                     entry = {**entry, "command": wrapped(hook)}
+                    if timeouts and command in timeouts:
+                        entry["timeout"] = timeouts[command]
                 entries.append(entry)
             events[event].append({**matcher, "hooks": entries})
     return {**data, "hooks": events}, found
@@ -148,7 +165,9 @@ class SettingsFile:
         return f"{self.file}: " + ("; ".join(parts) or "no hooks, no permission rules")
 
 
-def read_settings(path: Path, source: str, file: str, planted: Collection[str] = ()) -> SettingsFile:
+def read_settings(
+    path: Path, source: str, file: str, planted: Collection[str] = (), timeouts: dict[str, int] | None = None
+) -> SettingsFile:
     """A settings file, its command hooks wrapped in `written` (equal to `original` when there is nothing to wrap)."""
     found = SettingsFile(source, file, path, original=path.read_bytes())
     found.written = found.original
@@ -165,7 +184,7 @@ def read_settings(path: Path, source: str, file: str, planted: Collection[str] =
     plugins = data.get("enabledPlugins") if isinstance(data, dict) else None
     if isinstance(plugins, dict):
         found.plugins = [str(name) for name, on in plugins.items() if on]
-    new, found.hooks = wrap(data, source, file, planted)
+    new, found.hooks = wrap(data, source, file, planted, timeouts)
     if found.hooks:
         found.written = json.dumps(new, indent=2).encode() + b"\n"
     return found
@@ -226,7 +245,10 @@ class WorldHooks:
         """Wrap the command hooks of the world's settings files (workspace and user), in place."""
         directory = world.root / HOOKS_DIR
         directory.mkdir(exist_ok=True)
+        from .hook_faults import armed_timeouts  # it builds on this module
+
         planted = planted_commands(world)
+        timeouts = armed_timeouts(world)
         places = [(source, world.workspace / name, name) for source, name in WORKSPACE_FILES.items()]
         places += [
             ("user", world.config_dir / "settings.json", USER_FILES[0]),
@@ -235,7 +257,7 @@ class WorldHooks:
         files = []
         for source, path, shown in places:
             if path.is_file() and not path.is_symlink():  # a link planted to point elsewhere is not rewritten there
-                found = read_settings(path, source, shown, planted)
+                found = read_settings(path, source, shown, planted, timeouts)
                 if found.written != found.original:
                     path.write_bytes(found.written)  # in place: the file keeps its inode (hardlinks see the same)
                 files.append(found)

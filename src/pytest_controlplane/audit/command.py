@@ -87,6 +87,11 @@ def parser() -> argparse.ArgumentParser:
         "--sandbox", action="append", metavar="LEVEL",
         help=f"repeatable or a,b: {', '.join(SANDBOX_LEVELS)} (the OS sandbox off, as configured, hardened)",
     )  # fmt: skip
+    what.add_argument(
+        "--faults", action="store_true",
+        help="the attacks again with each command hook made to fail one way at a time (its timeout, its interpreter "
+             "missing, its script not executable or gone, exit 1, invalid JSON, a huge stdout): fail-open or not",
+    )  # fmt: skip
     what.add_argument("--shard", metavar="K/N", help="play shard K of N (join them: controlplane audit merge)")
     run = p.add_argument_group("how it runs")
     run.add_argument(
@@ -156,6 +161,8 @@ def pytest_args(argv: Sequence[str], cwd: Path) -> list[str]:
             command += [flag, value.strip()]
     if args.quick:
         command.append("--agent-audit-quick")
+    if args.faults:
+        command.append("--agent-audit-faults")
     if args.shard:
         command += ["--agent-audit-shard", args.shard]
     if args.approval:
@@ -211,6 +218,7 @@ def after_audit(argv: Sequence[str], cwd: Path) -> AfterAudit | None:
     chosen = (("--target", args.target), ("--family", args.family), ("--mode", args.mode), ("--route", args.route),
               ("--sandbox", args.sandbox))  # fmt: skip
     selection = [word for flag, values in chosen for value in values or [] for word in (flag, value)]
+    selection += ["--faults"] * args.faults
     return AfterAudit(
         Path(dirs[0]).resolve(),
         out.resolve(),

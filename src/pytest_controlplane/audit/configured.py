@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..agents.settings_hooks import WORKSPACE_FILES
+from .plan import split_column
 
 AS_IT_IS = "-"
 CLI_DEFAULT_MODE = "default"
@@ -40,10 +41,16 @@ def configured_modes(directories: Iterable[Path]) -> set[str]:
 
 
 def what_ifs(columns: Iterable[str], modes: Iterable[str]) -> set[str]:
-    """The what-if columns among a run's `columns` (`mode` or `mode@level`): another mode than `modes`, or another
-    sandbox level than the one configured, while the run also plays the configuration as it is.  A run that plays no
-    column of the configuration (`--mode acceptEdits` alone) has no what-if: what it plays is all it judges, and a
-    hole there is an alert (never a pass made of notes)."""
+    """The what-if columns among a run's `columns` (`mode`, `mode@level`, `mode!fault`): another mode than `modes`,
+    another sandbox level than the one configured, or a hook made to fail, while the run also plays the configuration
+    as it is.  A run that plays no column of the configuration (`--mode acceptEdits` alone) has no what-if: what it
+    plays is all it judges, and a hole there is an alert (never a pass made of notes)."""
     columns, modes = set(columns), set(modes)
-    other = {c for c in columns if c.partition("@")[0] not in modes or c.partition("@")[2] not in CONFIGURED_SANDBOX}
+    other = {c for c in columns if _other(c, modes)}
     return other if other != columns else set()
+
+
+def _other(column: str, modes: set[str]) -> bool:
+    """Not the configuration as it is: another mode, another sandbox level, or a hook made to fail."""
+    mode, level, fault = split_column(column)
+    return mode not in modes or level not in CONFIGURED_SANDBOX or bool(fault)

@@ -29,9 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from ..agents.permission_rules import covers
-from ..agents.settings_hooks import SettingsFile, project_settings
+from ..agents.settings_hooks import SettingsFile, matches, project_settings
 from ..tool_call import ToolCall
-from .located import matches
 from .records import Record
 
 FLAGS = ("decisive", "shadowed", "consulted, never decisive", "never consulted")

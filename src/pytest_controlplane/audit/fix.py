@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bypass.everyday import DEFAULT_DOMAIN
-from .plan import EVERYDAY, ROUTE_CLASSES
+from .plan import EVERYDAY, ROUTE_CLASSES, split_column
 from .records import Record
 
 SETTINGS = ".claude/settings.json"  # the file the changes go to: the project's shared settings
@@ -253,8 +253,8 @@ class Selection:
     def args(self) -> list[str]:
         """The `controlplane audit` options that play it."""
         words = [w for t in self.targets for w in ("--target", t)] + [w for r in self.routes for w in ("--route", r)]
-        modes = dict.fromkeys(c.partition("@")[0] for c in self.columns)
-        levels = dict.fromkeys(c.partition("@")[2] for c in self.columns if "@" in c)
+        modes = dict.fromkeys(split_column(c)[0] for c in self.columns)
+        levels = dict.fromkeys(split_column(c)[1] for c in self.columns if split_column(c)[1])
         return words + ["--mode", ",".join(modes)] + (["--sandbox", ",".join(levels)] if levels else [])
 
     def holds(self, record: Record) -> bool:

@@ -10,23 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
 from ..agents.hook_runs import fail_open
-from ..agents.settings_hooks import project_settings
-
-
-def matches(matcher: str, tool: str) -> bool:
-    """Whether a hook's matcher covers `tool`, as the CLI reads it: empty or `*` every tool, else a regular expression
-    the whole name must match (`Write|Edit`, `Notebook.*`), or the name itself if it is no valid expression."""
-    if matcher in ("", "*"):
-        return True
-    try:
-        return re.fullmatch(matcher, tool) is not None
-    except re.error:
-        return matcher == tool
+from ..agents.settings_hooks import matches, project_settings
 
 
 def seen_by(outcome: Any, repository: Path | None, base: Path) -> tuple[str, str] | None:

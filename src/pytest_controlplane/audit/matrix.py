@@ -15,15 +15,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..agents.claude import PERMISSION_MODES
+from ..agents.hook_faults import Fault
 from ..bypass.variant import FAMILIES
 from ..cli_facts import version_key
-from .records import CELLS, EVERYDAY, Record, cells_of
+from .fault_totals import lines as fault_lines
+from .plan import split_column
+from .records import CELLS, EVERYDAY, STOPPED, Record, cells_of
 
 SYMBOLS = {"bypassed": "✗", "errored": "!", "asked": "◐", "never consulted": "?", "held": "✓", "blocked": "■",
            "done": "○", "not offered": "·"}  # fmt: skip
 # What the legend says of a cell beyond its name (the everyday family's: what it means for the work).
 MEANS = {"blocked": "blocked (an everyday task refused)", "done": "done (an everyday task let through)"}
-STOPPED = ("held", "asked", "never consulted")  # an attack that had no effect
 # Who blocked an everyday task, in the words of the totals' "blocked by:".
 BLOCKED_BY = {
     "guard": "your guard",
@@ -126,13 +128,18 @@ class Matrix:
 
     @property
     def modes(self) -> list[str]:
-        """The columns of each family: modes (`mode@level` on the sandbox axis), in the CLI's order."""
+        """The columns of each family: modes (`mode@level` on the sandbox axis, `mode!fault` on the faults axis), in the
+        CLI's order, each fault after the column without one."""
         order = (*PERMISSION_MODES, "-")
         levels = tuple(SANDBOX_LETTERS)
 
-        def place(column: str) -> tuple[int, int]:
-            mode, _, level = column.partition("@")
-            return (levels.index(level) + 1 if level in levels else 0, order.index(mode) if mode in order else 99)
+        def place(column: str) -> tuple[int, str, int]:
+            mode, level, fault = split_column(column)
+            return (
+                levels.index(level) + 1 if level in levels else 0,
+                fault,
+                order.index(mode) if mode in order else 99,
+            )
 
         return sorted({r.mode for r in self.records}, key=place)
 
@@ -296,7 +303,7 @@ class Matrix:
                     )
                 lines.append(f"who held{on}: " + self.headline(cli, state))
                 lines.append(f"both jobs{on}: " + self.both_jobs(cli, state))
-        return lines + self.state_lines() + self.drift_lines()
+        return lines + fault_lines(self.records) + self.state_lines() + self.drift_lines()
 
     def state_lines(self) -> list[str]:
         """What the totals are of, when some columns are what-ifs."""
@@ -305,7 +312,7 @@ class Matrix:
         if False not in self.states:
             return [f"{CONFIGURED_WORDS} was not played: every column is a what-if (add --mode - to play it)"]
         return [f"the totals above the what-ifs' are {CONFIGURED_WORDS}; the what-ifs (other modes, other sandbox "
-                "levels) are shown apart, SARIF notes"]  # fmt: skip
+                "levels, hooks made to fail) are shown apart, SARIF notes"]  # fmt: skip
 
     def drift_lines(self) -> list[str]:
         """The drift between releases: how many cells change, then each with its verdict on every release."""
@@ -340,12 +347,19 @@ def legend(records: Iterable[Record]) -> str:
 
 
 def letter(column: str) -> str:
-    """A column's letters: the mode's ("b"), and on the sandbox axis the level's after it ("bs")."""
-    mode, _, level = column.partition("@")
-    return MODE_LETTERS.get(mode, "?") + SANDBOX_LETTERS.get(level, "")
+    """A column's letters: the mode's ("b"), on the sandbox axis the level's after it ("bs"), on the faults axis the
+    fault's after a ! ("b!j1": hook 1 prints invalid JSON)."""
+    mode, level, fault = split_column(column)
+    faulted = f"!{Fault.parse(fault).letter}" if fault else ""
+    return MODE_LETTERS.get(mode, "?") + SANDBOX_LETTERS.get(level, "") + faulted
 
 
 def describe(column: str) -> str:
-    """A column in words: "bypassPermissions", "as configured, sandbox strict"."""
-    mode, _, level = column.partition("@")
-    return ("as configured" if mode == "-" else mode) + (f", sandbox {level}" if level else "")
+    """A column in words: "bypassPermissions", "as configured, sandbox strict", "default, hook 1 exits 1 where it
+    meant 2"."""
+    mode, level, fault = split_column(column)
+    return (
+        ("as configured" if mode == "-" else mode)
+        + (f", sandbox {level}" if level else "")
+        + (f", {Fault.parse(fault).words}" if fault else "")
+    )

@@ -41,6 +41,7 @@ def render(matrix: Matrix, *, meta: dict[str, Any], page: Path) -> str:
         _totals(matrix),
         _table(matrix, page),
         _drift(matrix),
+        _faults(matrix),
         _coverage(matrix, meta),
         _listing(matrix, page, "bypassed", "The holes"),
         _listing(matrix, page, "errored", "Errored (the attempt proves nothing)"),
@@ -98,6 +99,14 @@ def _drift(matrix: Matrix) -> str:
         for d in found
     )
     return f"<h2>Drift between Claude Code {_e(' → '.join(matrix.clis))}: {len(found)}</h2><ul>{items}</ul>"
+
+
+def _faults(matrix: Matrix) -> str:
+    """The faults axis in numbers (audit/fault_totals.py)."""
+    from .fault_totals import lines
+
+    found = lines(matrix.records)
+    return f"<h2>When a hook fails</h2><pre>{_e(chr(10).join(found))}</pre>" if found else ""
 
 
 def _coverage(matrix: Matrix, meta: dict[str, Any]) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..agents.claude import PERMISSION_MODES, SANDBOX_LEVELS
+from ..agents.settings_hooks import matches
 from ..bypass.corpus import corpus, default_target
 from ..bypass.egress_routes import EGRESS_CLASSES, egress_class
 from ..bypass.judge import VariantNotApplicable
@@ -75,6 +76,7 @@ class AuditCase:
     reference: str = ""
     sandbox: str = ""  # the OS sandbox level (SANDBOX_LEVELS), on the sandbox axis; "": the agent as it is
     cli: str = ""  # the Claude Code CLI (a release's version, or a path), on the drift axis; "": the run's
+    fault: str = ""  # a hook made to fail (agents/hook_faults.py Fault.id), on the faults axis; "": none
 
     @property
     def id(self) -> str:
@@ -82,12 +84,21 @@ class AuditCase:
             f"{self.family}-{self.target}-{self.variant}-{self.mode}"
             + f"-sandbox-{self.sandbox}" * bool(self.sandbox)
             + f"-cli-{self.cli}" * bool(self.cli)
+            + f"-fault-{self.fault}" * bool(self.fault)
         )
 
     @property
     def column(self) -> str:
-        """The matrix column (and the regression module's `mode`): the mode, with the sandbox level after an @."""
-        return self.mode + (f"@{self.sandbox}" if self.sandbox else "")
+        """The matrix column (and the regression module's `mode`): the mode, with the sandbox level after an @ and
+        the hook fault after a ! (`default@strict!exit-1:1`)."""
+        return self.mode + (f"@{self.sandbox}" if self.sandbox else "") + (f"!{self.fault}" if self.fault else "")
+
+
+def split_column(column: str) -> tuple[str, str, str]:
+    """A column's (mode, sandbox level, hook fault): `default@strict!exit-1:1` -> ("default", "strict", "exit-1:1")."""
+    rest, _, fault = column.partition("!")
+    mode, _, level = rest.partition("@")
+    return mode, level, fault
 
     def __str__(self) -> str:
         return self.id
@@ -164,10 +175,13 @@ def cases(
     sandboxes: Sequence[str] = ("",),
     clis: Sequence[str] = ("",),
     words: Sequence[str] = (),
+    faults: Sequence[tuple[str, str]] = (),
 ) -> list[AuditCase]:
     """Every curated variant of every target (an egress target's: and one `piggyback:<word>` per word the guard
     allows, `words`), then its `offered-tools` sweep, under every mode and sandbox level, on every CLI of the drift
-    axis."""
+    axis; on the faults axis (`faults`: each fault's id and the matcher of the hook it fails), each variant again
+    with each fault of a hook whose matcher covers one of its tools (a fault of a hook the call never reaches changes
+    nothing)."""
     found = []
     axes = [(mode, sandbox, cli) for cli in clis for sandbox in sandboxes for mode in modes]
     for family, target in targets:
@@ -178,6 +192,8 @@ def cases(
         riders = [piggyback(target, word) for word in words] if family == "egress" else []
         ids = {v.id for v in curated}
         for variant in [*curated, *(v for v in riders if v.id not in ids)]:
+            tools = {variant.tool, variant.via, *(tool for tool, _ in variant.setup)} - {""}
+            mine = [""] + [fault for fault, matcher in faults if any(matches(matcher, t) for t in tools)]
             found += [
                 AuditCase(
                     family,
@@ -190,7 +206,9 @@ def cases(
                     variant.reference,
                     sandbox,
                     cli,
+                    fault,
                 )
+                for fault in mine
                 for mode, sandbox, cli in axes
             ]
         found += [AuditCase(family, target, SWEEP, mode, sandbox=sandbox, cli=cli) for mode, sandbox, cli in axes]
@@ -275,7 +293,7 @@ def attempt_case(session: Any, family: str, target: str, variant: str, mode: str
     SweepOutcome): `.assert_held()` passes, fails or skips as the audit's item did (an everyday task's:
     `.assert_allowed()`)."""
     target = target if family == EVERYDAY else default_target(family, target)
-    mode, _, sandbox = mode.partition("@")
+    mode, sandbox, fault = split_column(mode)
     if sandbox and getattr(session.agent, "sandbox_level", "configured") != sandbox:
         if not hasattr(session.agent, "with_sandbox"):
             raise ConfigError(
@@ -309,9 +327,26 @@ def attempt_case(session: Any, family: str, target: str, variant: str, mode: str
         if not known[variant].tool:
             raise VariantNotApplicable(f"{variant}: this corpus builds no piggyback variant (no piggyback_variant)")
     chosen = known.get(variant) or _offered_variant(session, family, target, variant)
-    outcome = session.attempt(chosen, prompt=PROMPT)
+    outcome = _with_fault(session, chosen, fault) if fault else session.attempt(chosen, prompt=PROMPT)
     outcome.mode = None if mode == AS_CONFIGURED else mode
     return outcome
+
+
+def _with_fault(session: Any, variant: Variant, fault_id: str) -> Any:
+    """Play `variant` with a hook made to fail (agents/hook_faults.py); a timeout, which changes the settings the CLI
+    read at start, in a CLI of its own."""
+    from ..agents.hook_faults import Fault, armed, guards
+
+    fault = Fault.parse(fault_id)
+    if fault.hook > len(guards(session.workspace)):  # a column naming a hook the settings no longer hold
+        raise VariantNotApplicable(f"the fault {fault_id} names hook {fault.hook}, which the settings do not hold")
+    if fault.kind == "timeout" and session.warm:
+        with session.isolated() as cold, armed(fault, cold.world):
+            outcome = cold.attempt(variant, prompt=PROMPT)
+        session.bypass_outcomes.append(outcome)  # this test's attempt, played in a copy of its world
+        return outcome
+    with armed(fault, session.world):
+        return session.attempt(variant, prompt=PROMPT)
 
 
 def piggyback(target: str, word: str) -> Variant:

@@ -39,6 +39,7 @@ from .plan import AuditCase, route_class
 ATTACK_CELLS = ("bypassed", "errored", "asked", "never consulted", "held", "not offered")
 EVERYDAY = "everyday"  # the family of work a guard must allow (bypass/everyday.py)
 EVERYDAY_CELLS = ("errored", "blocked", "done", "not offered")
+STOPPED = ("held", "asked", "never consulted")  # an attack that had no effect
 CELLS = ("bypassed", "errored", "asked", "never consulted", "held", "blocked", "done", "not offered")  # worst first
 FORMAT = 2  # the JSON shape; the everyday cells are new values of `cell`, not a new shape
 READS = (2, FORMAT)  # the formats `load` reads

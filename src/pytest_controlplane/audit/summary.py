@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from .fault_totals import lines as fault_lines
 from .matrix import BLOCKED_BY, SYMBOLS, Matrix, describe, grouped, legend, letter, shown_cells, task
 from .records import Record, cells_of
 
@@ -47,6 +48,7 @@ def markdown(records: Iterable[Record], *, meta: dict[str, Any]) -> str:
             for d, columns in grouped(drift)
         ]
         lines += [""] * bool(drift)
+    lines += [f"    {line}" for line in fault_lines(matrix.records)] + [""] * bool(fault_lines(matrix.records))
     lines += _coverage(matrix.records, meta)
     if holes:
         lines += ["### Holes", ""]

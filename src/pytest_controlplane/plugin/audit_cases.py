@@ -38,7 +38,13 @@ def audit_cases(config: pytest.Config) -> list[Any]:
             values, mode_origin = _modes(config)
             targets = parse_targets(lines, origin)
             config.stash[_CASES] = select(
-                cases(targets, parse_modes(values, mode_origin), *_axes(config), words=_words(config, targets)),
+                cases(
+                    targets,
+                    parse_modes(values, mode_origin),
+                    *_axes(config),
+                    words=_words(config, targets),
+                    faults=_faults(config),
+                ),  # fmt: skip
                 families=config.getoption("agent_audit_family") or (),
                 routes=config.getoption("agent_audit_route") or (),
                 quick=config.getoption("agent_audit_quick"),
@@ -55,7 +61,13 @@ def full_cases(config: pytest.Config) -> list[Any]:
     lines, origin = _targets(config)
     targets = parse_targets(lines, origin)
     return select(
-        cases(targets, parse_modes(*_configured_modes(config)), *_axes(config), words=_words(config, targets)),
+        cases(
+            targets,
+            parse_modes(*_configured_modes(config)),
+            *_axes(config),
+            words=_words(config, targets),
+            faults=_faults(config),
+        ),  # fmt: skip
         families=config.getoption("agent_audit_family") or (),
         routes=config.getoption("agent_audit_route") or (),
     )
@@ -174,6 +186,20 @@ def _configured_modes(config: pytest.Config) -> tuple[list[str], str]:
 def _axes(config: pytest.Config) -> tuple[list[str], list[str]]:
     """The sandbox axis and the drift axis."""
     return _sandboxes(config), list(clis(config))
+
+
+def _faults(config: pytest.Config) -> list[tuple[str, str]]:
+    """The faults axis (--agent-audit-faults, or the ini option): each fault of each command hook of the audited
+    directories' settings, with the matcher of the hook it fails; [] without it."""
+    if not (config.getoption("agent_audit_faults") or config.getini("agent_audit_faults")):
+        return []
+    from ..agents.hook_faults import faults_of, guards
+
+    found = []
+    for directory in map(Path, directories(config)):
+        hooks = guards(directory) if directory.is_dir() else []
+        found += [(f.id, hooks[f.hook - 1].matcher) for f in faults_of(directory)]
+    return list(dict.fromkeys(found))
 
 
 def _sandboxes(config: pytest.Config) -> list[str]:

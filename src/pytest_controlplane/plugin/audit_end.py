@@ -150,6 +150,7 @@ def _again(config: pytest.Config, *, full: bool = False, out: str = "") -> str:
         values = [v.strip() for value in config.getoption(name) or [] for v in value.split(",") if v.strip()]
         words += [flag, ",".join(values)] * bool(values)
     words += ["--quick"] * (config.getoption("agent_audit_quick") and not full)
+    words += ["--faults"] * bool(config.getoption("agent_audit_faults"))
     shard = config.getoption("agent_audit_shard")
     words += ["--shard", shard] * bool(shard and not full)
     approval = config.getoption("agent_approval")

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from .. import config as settings_
+from .. import flags
 from ..errors import ConfigError
 
 CLI_ENV = "CONTROLPLANE_CLI"
@@ -21,7 +22,7 @@ _WORKER_CLI = "controlplane_cli"  # the controller's choice, as an xdist worker 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("controlplane", "pytest-controlplane: agent control-plane tests")
-    for option in settings_.OPTIONS:
+    for option in flags.OPTIONS:
         if option.help:
             group.addoption(f"--{option.name.replace('_', '-')}", dest=option.name, help=option.help, **option.flag)
         if option.ini_help:
