@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shlex
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -33,6 +34,7 @@ from typing import Any
 from .hook_needs import needs
 from .settings_hooks import FAULT_FILE, HOOKS_DIR, CommandHook, matches, project_settings
 
+_EXIT_2 = re.compile(r"exit\W{0,2}2\b")
 TIMEOUT = 2  # seconds: the timeout a `timeout` fault gives the hook in the world's settings
 KINDS = ("timeout", "missing", "not-executable", "missing-script", "exit-1", "invalid-json", "huge-stdout")
 WORDS = {
@@ -86,12 +88,14 @@ def guards(directory: Path) -> list[CommandHook]:
 
 def faults_of(directory: Path) -> list[Fault]:
     """Every fault that can be made for each guard of `directory`: a script's faults only where it runs one of the
-    repository's scripts (not-executable: run directly), a program taken away only where PATH finds it."""
+    repository's scripts (not-executable: run directly), a program taken away only where PATH finds it, exit 1 for 2
+    only where it says `exit 2` (`sys.exit(2)`, `process.exit(2)`)."""
     found = []
     for number, hook in enumerate(guards(directory), start=1):
         script, direct = _script(hook, directory)
         programs = [p for p in needs(hook, directory) if _looked_up(p, hook, directory)]
-        kinds = ["timeout", "exit-1", "invalid-json", "huge-stdout"]
+        text = hook.command + ((directory / script).read_text(errors="replace") if script is not None else "")
+        kinds = ["timeout", *["exit-1"] * bool(_EXIT_2.search(text)), "invalid-json", "huge-stdout"]
         kinds += ["not-executable"] * (script is not None and direct) + ["missing-script"] * (script is not None)
         found += [Fault(kind, number) for kind in kinds]
         found += [Fault("missing", number, program) for program in programs]
