@@ -279,7 +279,7 @@ def test_a_tool_is_offered_unless_the_request_that_lists_the_tools_leaves_it_out
     import json
 
     from pytest_controlplane import Exchange, ModelRequest
-    from pytest_controlplane.bypass.judge import _offered
+    from pytest_controlplane.bypass.offered import offers
 
     def exchange(body):
         answer = {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": b"{}"}}
@@ -287,9 +287,9 @@ def test_a_tool_is_offered_unless_the_request_that_lists_the_tools_leaves_it_out
 
     bash = {"name": "Bash", "description": "run", "input_schema": {"type": "object"}}
     read = {"name": "Read", "description": "read", "input_schema": {"type": "object"}}
-    assert _offered([], "Bash") and _offered([exchange({"messages": []})], "Bash")
-    assert not _offered([exchange({"messages": []}), exchange({"tools": [read]}), exchange({"tools": [bash]})], "Bash")
-    assert _offered([exchange({"tools": [read, bash]})], "Bash")
+    assert offers([], "Bash") and offers([exchange({"messages": []})], "Bash")
+    assert not offers([exchange({"messages": []}), exchange({"tools": [read]}), exchange({"tools": [bash]})], "Bash")
+    assert offers([exchange({"tools": [read, bash]})], "Bash")
 
 
 def test_what_held_a_variant_is_named_from_the_call():
