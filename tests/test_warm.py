@@ -273,3 +273,45 @@ def test_a_hook_script_that_lost_its_execute_bits_gets_a_cli_of_its_own(tmp_path
         script.chmod(mode)
         digests.append(configuration(tmp_path / name))
     assert digests[0] != digests[1] and digests[0] == digests[2]
+
+
+CONFIGURED = """
+import pytest
+from claude_agent_sdk import ClaudeAgentOptions
+from pytest_controlplane import ClaudeAgent
+
+
+@pytest.fixture
+def agent():  # no permission_mode: the CLI starts in the mode the settings configure
+    return ClaudeAgent(lambda workspace: ClaudeAgentOptions(setting_sources=["project"]))
+
+
+@pytest.fixture
+def agent_workspace_template(request):
+    return request.config.rootpath / "repo"
+"""
+WRITES = """
+import pytest
+
+
+@pytest.mark.bypass_variants("write", target=".env", routes=["Write"], forms=["relative"])
+def test_write(agent_session, bypass_variants):
+    outcome = agent_session.attempt(bypass_variants)
+    print(f"VERDICT {outcome.verdict} warm={outcome.warm}")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["acceptEdits", "default"])
+def test_a_warm_cli_starts_each_variant_in_the_mode_the_settings_configure_as_a_cold_one_does(pytester, mode):
+    """`permissions.defaultMode: acceptEdits` lets a Write of .env through with nobody asked; a warm CLI switched to
+    `default` for it asked instead (a hole the warm audit missed). Both now play it in the configured mode."""
+    (pytester.path / "repo" / ".claude").mkdir(parents=True)
+    (pytester.path / "repo" / ".claude" / "settings.json").write_text(
+        '{"permissions": {"defaultMode": "%s"}}' % mode)  # fmt: skip
+    pytester.makeconftest(CONFIGURED)
+    pytester.makepyfile(test_writes=WRITES)
+    expected = "bypassed" if mode == "acceptEdits" else "asked"
+    for warm in ("true", "false"):
+        out = pytester.runpytest("-s", "-p", "no:randomly", "-o", f"agent_warm={warm}").stdout.str()
+        assert f"VERDICT {expected} warm={warm == 'true'}" in out, (warm, out[-2000:])

@@ -1,10 +1,11 @@
-"""What a settings file holds beyond hooks and permission rules, as the audit's header says it: its `sandbox` block
-in one line, and the plugins `enabledPlugins` turns on whose hooks the repository does not hold (the audit's CLI, in
-a world of its own, has none of them)."""
+"""What a settings file holds beyond hooks and permission rules: its `sandbox` block in one line, and the plugins
+`enabledPlugins` turns on whose hooks the repository does not hold (the audit's CLI, in a world of its own, has none
+of them), as the audit's header says them; and the permission mode the settings start the CLI in."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,3 +56,22 @@ def _plugin_hooks(directory: Path, depth: int = 4) -> list[Path]:
             if child.is_dir() and not child.is_symlink() and child.name not in (".git", "node_modules"):
                 found += _plugin_hooks(child, depth - 1)
     return found
+
+
+def configured_mode(workspace: Path, config_dir: Path | None = None, sources: Collection[str] | None = None) -> str:
+    """The permission mode a CLI started without one begins in: the `permissions.defaultMode` of the settings it
+    loads (`sources`: None for all; local over project over user), else the CLI's own `default`."""
+    from .settings_hooks import WORKSPACE_FILES  # it imports this module
+
+    mode = "default"
+    files = [("user", config_dir / "settings.json" if config_dir else None)]
+    files += [(source, workspace / name) for source, name in WORKSPACE_FILES.items()]  # project, then local
+    for source, path in files:
+        if path is None or (sources is not None and source not in sources):
+            continue
+        try:
+            chosen = json.loads(path.read_text(encoding="utf-8")).get("permissions", {}).get("defaultMode")
+        except (OSError, ValueError, AttributeError):
+            continue
+        mode = chosen if isinstance(chosen, str) and chosen else mode
+    return mode

@@ -43,6 +43,7 @@ from .observer import Checkpoint, Observer, collect, quiet_about_our_callback
 from .outcome import RunOutcome
 from .pool_key import CONFIGURATION as _CONFIGURATION
 from .pool_key import configuration, configuration_files, key
+from .settings_summary import configured_mode
 from .world import World
 
 # The config dir's own state (kept) and what a session adds (removed between tests).
@@ -365,16 +366,21 @@ class WarmAgent:
         if world.root != self.pool.world.root or resume or world.planted_env or self.pool.broken:
             return False
         try:
-            mode = self.cold.options_factory(world.workspace).permission_mode
-            return mode not in MODES_PLAYED_COLD and key(self.cold, world.workspace) == self.pool.key
+            return self.mode(world) not in MODES_PLAYED_COLD and key(self.cold, world.workspace) == self.pool.key
         except Exception:  # noqa: BLE001 - the cold run raises it, with its message
             return False
+
+    def mode(self, world: World) -> str:
+        """The mode a cold run of this world starts in: the options', else its settings' `permissions.defaultMode`."""
+        options = self.cold.options_factory(world.workspace)
+        sources = getattr(options, "setting_sources", None)
+        return str(options.permission_mode or configured_mode(world.workspace, world.config_dir, sources))
 
     def run(self, prompt: str, *, world: World, resume: str | None = None, timeout: float, **rest: Any) -> RunOutcome:
         if not self.can_play(world, resume):
             return self.cold.run(prompt, world=world, resume=resume, timeout=timeout, **rest)
         try:
-            mode = self.cold.options_factory(world.workspace).permission_mode or "default"
+            mode = self.mode(world)
         except Exception as error:
             raise ConfigError(f"ClaudeAgent's options_factory raised {type(error).__name__}: {error}") from error
         self.warm_runs += 1

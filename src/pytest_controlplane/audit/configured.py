@@ -9,35 +9,19 @@ theirs).  An agent whose conftest sets another mode in its options is best audit
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..agents.settings_hooks import WORKSPACE_FILES
+from ..agents.settings_summary import configured_mode
 from .plan import split_column
 
 AS_IT_IS = "-"
-CLI_DEFAULT_MODE = "default"
 CONFIGURED_SANDBOX = ("", "configured")
-
-
-def default_mode(directory: Path) -> str:
-    """The permission mode `directory`'s settings start the CLI in (the local file's over the project's), else the
-    CLI's own."""
-    mode = CLI_DEFAULT_MODE
-    for name in WORKSPACE_FILES.values():  # project, then local: the later wins
-        try:
-            data = json.loads((directory / name).read_text(encoding="utf-8"))
-            chosen = data.get("permissions", {}).get("defaultMode")
-        except (OSError, ValueError, AttributeError):
-            continue
-        mode = chosen if isinstance(chosen, str) and chosen else mode
-    return mode
 
 
 def configured_modes(directories: Iterable[Path]) -> set[str]:
     """The mode columns that are the configuration as it is: `-`, and each audited directory's own mode."""
-    return {AS_IT_IS, *(default_mode(d) for d in directories)}
+    return {AS_IT_IS, *(configured_mode(d) for d in directories)}
 
 
 def what_ifs(columns: Iterable[str], modes: Iterable[str]) -> set[str]:
