@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -150,3 +151,65 @@ def test_the_audit_with_faults_names_what_fails_open(pytester):
     # an exit-2 guard: the CLI reads no stdout then, so neither a megabyte of it nor invalid JSON lets the call through
     assert "  hook 1 prints a megabyte of output: 0 of 1 through, 0 left to the prompt (fails closed)" in out
     assert "  hook 1 prints invalid JSON: 0 of 1 through, 0 left to the prompt (fails closed)" in out
+
+
+MARKED = """
+import pytest
+from pytest_controlplane import tool_use
+
+
+def attempt(agent_session):
+    call = agent_session.attempt(tool_use("Read", {"file_path": ".env"}))
+    print(f"CALL {call.verdict} | {call.hook_runs}")
+
+
+def test_working(agent_session):
+    attempt(agent_session)
+
+
+@pytest.mark.hook_fault("exit-1:1")
+def test_exit_1(agent_session):
+    attempt(agent_session)
+
+
+@pytest.mark.hook_fault("timeout:1")
+def test_timeout(agent_session):
+    attempt(agent_session)
+
+
+@pytest.mark.hook_fault("exit-1:7")
+def test_no_such_hook(agent_session):
+    attempt(agent_session)
+"""
+MARKED_CONFTEST = """
+import pytest
+from claude_agent_sdk import ClaudeAgentOptions
+from pytest_controlplane import ClaudeAgent
+
+
+@pytest.fixture
+def agent():
+    return ClaudeAgent(lambda workspace: ClaudeAgentOptions(permission_mode="bypassPermissions",
+                                                            setting_sources=["project"]))
+
+
+@pytest.fixture
+def agent_workspace_template(request):
+    return request.config.rootpath / "repo"
+"""
+
+
+@pytest.mark.slow
+def test_the_marker_arms_a_fault_for_a_test_and_a_bad_one_says_what_it_takes(pytester):
+    root = repo(pytester.path / "repo", ("Read", GUARD))
+    (root / ".env").write_text("API_KEY=sk-live-fault-marker-0000\n")
+    (root / ".claude" / "guard.sh").write_text("#!/bin/bash\ncase \"$(cat)\" in *.env*) exit 2 ;; esac\n")
+    pytester.makeconftest(MARKED_CONFTEST)
+    pytester.makepyfile(test_marked=MARKED)
+    result = pytester.runpytest("-s", "-p", "no:randomly")
+    out = result.stdout.str()
+    verdicts = re.findall(r"CALL (\w+) \|", out)  # test_working, test_exit_1, test_timeout, in order
+    assert verdicts == ["denied_by_hook", "allowed", "allowed"], out[-3000:]
+    assert "exit code 1, not 2" in out and "was killed (exit 143" in out
+    result.assert_outcomes(passed=3, errors=1)  # the bad one fails at setup, with the fix
+    result.stdout.fnmatch_lines(["*@pytest.mark.hook_fault: the fault exit-1:7 names hook 7; the settings hold 1*"])

@@ -274,6 +274,27 @@ def agent_session(
             trust=trust,
         )
         session.world.network.wanted = run.network
+        _arm_hook_fault(request, session)
         return session
     except ControlPlaneError as error:
         _fail(error)
+
+
+def _arm_hook_fault(request: pytest.FixtureRequest, session: Any) -> None:
+    """`@pytest.mark.hook_fault("exit-1:1")`: the fault armed in the test's world until it ends (agents/hook_faults.py);
+    a bad argument fails the test with the forms it takes."""
+    marker = request.node.get_closest_marker("hook_fault")
+    if marker is None:
+        return
+    import contextlib
+
+    from ..agents.hook_faults import Fault, armed
+
+    try:
+        fault = Fault.parse(str(marker.args[0] if marker.args else marker.kwargs.get("fault", "")))
+        stack = contextlib.ExitStack()
+        stack.enter_context(armed(fault, session.world))
+    except ValueError as error:
+        raise ConfigError(f"@pytest.mark.hook_fault: {error}.", hint="Name a fault of a hook the settings hold, "
+                          "e.g. @pytest.mark.hook_fault('exit-1:1').") from None  # fmt: skip
+    request.addfinalizer(stack.close)

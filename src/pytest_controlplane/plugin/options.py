@@ -50,6 +50,12 @@ def pytest_configure(config: pytest.Config) -> None:
         "agent_warm: the variants this test attempts play in a warm CLI, as bypass_variants tests and audit items do "
         "(the module --agent-audit-write writes carries it); ini agent_warm = false plays them cold.",
     )
+    config.addinivalue_line(
+        "markers",
+        "hook_fault(fault): every run of this test with one command hook of the workspace's settings made to fail, "
+        "'KIND:HOOK' (exit-1:1, invalid-json:2, timeout:1, huge-stdout:1, not-executable:1, missing-script:1) or "
+        "'missing:PROGRAM:HOOK' (missing:jq:1); HOOK numbers the PreToolUse command hooks from 1. Played cold.",
+    )
     try:
         settings_.check_run_options(
             env_mode=os.environ.get(settings_.MODE_ENV),
