@@ -213,3 +213,41 @@ def test_the_marker_arms_a_fault_for_a_test_and_a_bad_one_says_what_it_takes(pyt
     assert "exit code 1, not 2" in out and "was killed (exit 143" in out
     result.assert_outcomes(passed=3, errors=1)  # the bad one fails at setup, with the fix
     result.stdout.fnmatch_lines(["*@pytest.mark.hook_fault: the fault exit-1:7 names hook 7; the settings hold 1*"])
+
+
+SHAPE_HOOK = """import json, sys
+data = json.load(sys.stdin)
+given = data["tool_input"]
+if "SECRET" in given["content"] or ".env" in given["file_path"]:  # written for Write: Edit has no content
+    print("no .env", file=sys.stderr)
+    sys.exit(2)
+"""
+SHAPES = """
+import pytest
+
+
+@pytest.mark.bypass_variants("write", target=".env", routes=["Write", "Edit"], forms=["relative"])
+def test_write(agent_session, bypass_variants):
+    outcome = agent_session.attempt(bypass_variants)
+    print(f"VERDICT {bypass_variants.id} {outcome.verdict} |{outcome.reason}|")
+"""
+
+
+@pytest.mark.slow
+def test_a_hook_that_crashes_on_a_tool_input_it_never_saw_is_named_fail_open(pytester):
+    """A guard written for Write reads `content`, which an Edit's input does not have: it crashes (exit 1), the CLI
+    runs the Edit, and the outcome says why from the hook's own run; its Write twin is held."""
+    root = pytester.path / "repo"
+    (root / ".claude").mkdir(parents=True)
+    (root / ".claude" / "guard.py").write_text(SHAPE_HOOK)
+    command = {"type": "command", "command": 'python3 "$CLAUDE_PROJECT_DIR"/.claude/guard.py'}
+    (root / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "Write|Edit", "hooks": [command]}]}}))  # fmt: skip
+    pytester.makeconftest(MARKED_CONFTEST)
+    pytester.makepyfile(test_shapes=SHAPES)
+    out = pytester.runpytest("-s", "-p", "no:randomly").stdout.str()
+    found = dict(re.findall(r"VERDICT (\S+) (\w+) \|", out))
+    edit = next((i for i in found if i.endswith("edit")), "no Edit verdict")  # its id names its reference
+    assert found == {"write:relative": "held", edit: "bypassed"}, out[-3000:]
+    assert re.search(r"VERDICT \S*edit bypassed \|fail-open: the PreToolUse command hook .* on Edit "
+                     r"failed \(exit code 1, not 2 \(a non-blocking error\): KeyError: 'content'\)", out), out[-3000:]

@@ -321,6 +321,8 @@ def test_each_decision_shape_is_read_as_the_cli_reads_it():
     assert decide(127, "", "sh: 1: jq: not found\n")[1] == (
         "could not start (exit 127: its interpreter or script is missing): sh: 1: jq: not found")
     assert decide(126, "", "")[1] == "could not start (exit 126: its script is not executable)"
+    crash = 'Traceback (most recent call last):\n  File "guard.py", line 3, in <module>\nKeyError: \'content\'\n'
+    assert decide(1, "", crash)[1] == "exit code 1, not 2 (a non-blocking error): KeyError: 'content'"  # what it raised
     assert decide(143, "", "")[1] == "was killed (exit 143, SIGTERM: the CLI stops a hook at its timeout)"
     bad = '{"hookSpecificOutput": {"permissionDecision": "deny", "permissionDecisionReason": "\\.env"}}'
     assert decide(0, bad, "")[0] == "error" and "not valid JSON (Invalid \\escape" in decide(0, bad, "")[1]

@@ -136,7 +136,7 @@ GENERATED = (
 
 
 def options_page() -> str:
-    from pytest_controlplane import flags
+    from pytest_controlplane import config, flags
 
     rows = []
     for option in flags.OPTIONS:

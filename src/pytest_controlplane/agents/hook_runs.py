@@ -87,7 +87,9 @@ def decide(exit_code: int, stdout: str, stderr: str) -> tuple[str, str, dict[str
     if exit_code == 2:
         return "deny", stderr.strip() or "exit code 2", None
     if exit_code != 0:
-        said = " ".join(stderr.split())[:200]
+        lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+        crashed = "Traceback (most recent call last)" in stderr and lines  # what it raised is its last line
+        said = lines[-1][:200] if crashed else " ".join(stderr.split())[:200]
         return "error", failure(exit_code) + (f": {said}" if said else ""), None
     try:
         answer = json.loads(stdout) if stdout.strip().startswith("{") else None
