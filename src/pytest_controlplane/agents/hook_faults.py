@@ -23,15 +23,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
-import shlex
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .hook_needs import needs
+from .hook_needs import command_words, needs, script_in
 from .settings_hooks import FAULT_FILE, HOOKS_DIR, CommandHook, matches, project_settings
 
 _EXIT_2 = re.compile(r"exit\W{0,2}2\b")
@@ -102,23 +100,14 @@ def faults_of(directory: Path) -> list[Fault]:
     return found
 
 
-def _words(command: str, directory: Path) -> list[str]:
-    expanded = command.replace("${CLAUDE_PROJECT_DIR}", str(directory)).replace("$CLAUDE_PROJECT_DIR", str(directory))
-    try:
-        return shlex.split(expanded)
-    except ValueError:
-        return expanded.split()
-
-
 def _script(hook: CommandHook, directory: Path) -> tuple[Path | None, bool]:
     """The repository's script the hook runs (relative to `directory`), and whether it is run directly (its first
     word), not by an interpreter."""
     root = directory.resolve()
-    for index, word in enumerate(_words(hook.command, root)):
-        path = Path(word) if os.path.isabs(word) else root / word
-        with contextlib.suppress(OSError):
-            if path.resolve().is_relative_to(root) and path.is_file():
-                return path.resolve().relative_to(root), index == 0
+    for index, word in enumerate(command_words(hook.command, root)):
+        path = script_in(word, root)
+        if path is not None:
+            return path.resolve().relative_to(root), index == 0
     return None, False
 
 

@@ -27,12 +27,12 @@ MAX_SCRIPT = 100_000  # characters of a script read
 
 def needs(hook: CommandHook, directory: Path) -> list[str]:
     """The programs `hook` needs to start and run, in the order met (see the module docstring)."""
-    words = _words(hook.command, directory)
+    words = command_words(hook.command, directory)
     found: list[str] = []
     if words and Path(words[0]).name in PROGRAMS:
         found.append(Path(words[0]).name)
     for word in words:
-        script = _script(word, directory)
+        script = script_in(word, directory)
         if script is None:
             continue
         text = script.read_text(encoding="utf-8", errors="replace")[:MAX_SCRIPT]
@@ -51,7 +51,8 @@ def missing(hook: CommandHook, directory: Path) -> list[str]:
     return [name for name in needs(hook, directory) if shutil.which(name) is None]
 
 
-def _words(command: str, directory: Path) -> list[str]:
+def command_words(command: str, directory: Path) -> list[str]:
+    """A hook command's words, `$CLAUDE_PROJECT_DIR` made `directory` (as the CLI runs it there)."""
     expanded = re.sub(r"\$\{?CLAUDE_PROJECT_DIR\}?", str(directory.resolve()), command)
     try:
         return shlex.split(expanded)
@@ -59,7 +60,7 @@ def _words(command: str, directory: Path) -> list[str]:
         return expanded.split()
 
 
-def _script(word: str, directory: Path) -> Path | None:
+def script_in(word: str, directory: Path) -> Path | None:
     """The file a command word names inside `directory`, if any."""
     path = Path(word) if os.path.isabs(word) else directory / word
     try:

@@ -14,9 +14,9 @@ Each comes with why (`the hook .claude/hooks/x.sh names curl`).  The sandbox axi
 from __future__ import annotations
 
 import re
-import shlex
 from pathlib import Path
 
+from ..agents.hook_needs import MAX_SCRIPT, command_words, script_in
 from ..agents.permission_rules import command_prefix, fetch_domain
 from ..agents.settings_hooks import CommandHook, project_settings
 from ..bypass.corpus import default_target
@@ -32,7 +32,6 @@ _ADDRESS = re.compile(r"\b(localhost|(?:\d{1,3}\.){3}\d{1,3})\b")
 _DOMAIN = re.compile(r"\b((?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,})\b")
 _ALLOWING = re.compile(r"allow|approve|exit 0|permit|safe", re.I)
 _FILE_ENDINGS = {"sh", "py", "js", "ts", "json", "md", "txt", "env", "yml", "yaml", "toml", "log", "lock", "cfg", "ini"}
-MAX_SCRIPT = 100_000  # characters of a hook's script read
 
 
 def egress_targets(directory: Path) -> list[Derived]:
@@ -60,18 +59,9 @@ def hook_texts(directory: Path, hook: CommandHook) -> list[tuple[str, str]]:
     script file it runs when that file is in `directory`."""
     texts = [(f"`{hook.short}` ({hook.event}, {hook.file})", hook.command)]
     root = directory.resolve()
-    command = re.sub(r"\$\{?CLAUDE_PROJECT_DIR\}?", str(root), hook.command)
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    for word in words:
-        path = Path(word) if Path(word).is_absolute() else root / word
-        try:
-            inside = path.resolve().is_relative_to(root) and path.is_file()
-        except OSError:
-            inside = False
-        if inside:
+    for word in command_words(hook.command, root):
+        path = script_in(word, root)
+        if path is not None:
             text = path.read_text(encoding="utf-8", errors="replace")[:MAX_SCRIPT]
             texts.append((path.resolve().relative_to(root).as_posix(), text))
     return texts
