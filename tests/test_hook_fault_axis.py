@@ -23,6 +23,7 @@ from pytest_controlplane.agents.world import World
 from pytest_controlplane.audit import Record
 from pytest_controlplane.audit.fault_totals import lines
 from pytest_controlplane.audit.plan import cases, parse_targets
+from settings_agent import conftest
 
 GUARD = '"$CLAUDE_PROJECT_DIR"/.claude/guard.sh'
 JQ_GUARD = "#!/bin/bash\ntarget=$(jq -r '.tool_input.file_path // empty')\ncase \"$target\" in *.env*) exit 2 ;; esac\n"
@@ -181,22 +182,6 @@ def test_timeout(agent_session):
 def test_no_such_hook(agent_session):
     attempt(agent_session)
 """
-MARKED_CONFTEST = """
-import pytest
-from claude_agent_sdk import ClaudeAgentOptions
-from pytest_controlplane import ClaudeAgent
-
-
-@pytest.fixture
-def agent():
-    return ClaudeAgent(lambda workspace: ClaudeAgentOptions(permission_mode="bypassPermissions",
-                                                            setting_sources=["project"]))
-
-
-@pytest.fixture
-def agent_workspace_template(request):
-    return request.config.rootpath / "repo"
-"""
 
 
 @pytest.mark.slow
@@ -204,7 +189,7 @@ def test_the_marker_arms_a_fault_for_a_test_and_a_bad_one_says_what_it_takes(pyt
     root = repo(pytester.path / "repo", ("Read", GUARD))
     (root / ".env").write_text("API_KEY=sk-live-fault-marker-0000\n")
     (root / ".claude" / "guard.sh").write_text("#!/bin/bash\ncase \"$(cat)\" in *.env*) exit 2 ;; esac\n")
-    pytester.makeconftest(MARKED_CONFTEST)
+    pytester.makeconftest(conftest())
     pytester.makepyfile(test_marked=MARKED)
     result = pytester.runpytest("-s", "-p", "no:randomly")
     out = result.stdout.str()
@@ -243,7 +228,7 @@ def test_a_hook_that_crashes_on_a_tool_input_it_never_saw_is_named_fail_open(pyt
     command = {"type": "command", "command": 'python3 "$CLAUDE_PROJECT_DIR"/.claude/guard.py'}
     (root / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [
         {"matcher": "Write|Edit", "hooks": [command]}]}}))  # fmt: skip
-    pytester.makeconftest(MARKED_CONFTEST)
+    pytester.makeconftest(conftest())
     pytester.makepyfile(test_shapes=SHAPES)
     out = pytester.runpytest("-s", "-p", "no:randomly").stdout.str()
     found = dict(re.findall(r"VERDICT (\S+) (\w+) \|", out))

@@ -15,6 +15,7 @@ import re
 import pytest
 
 from cli_release import running
+from settings_agent import conftest
 
 DENY_JSON = ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", '
              '"permissionDecisionReason": "REASON"}}')  # fmt: skip
@@ -47,22 +48,7 @@ FAULTS = {
                                           "'\\\\0' x)/\"; exit 0"), 0o755, "held", ""),
 }  # fmt: skip
 
-CONFTEST = """
-import pytest
-from claude_agent_sdk import ClaudeAgentOptions
-from pytest_controlplane import ClaudeAgent
-
-
-@pytest.fixture
-def agent():
-    return ClaudeAgent(lambda workspace: ClaudeAgentOptions(permission_mode="bypassPermissions",
-                                                            setting_sources=["project"]))
-
-
-@pytest.fixture
-def agent_workspace_template(request):
-    return request.config.rootpath / request.node.callspec.params["fault"]
-"""
+CONFTEST = conftest('request.node.callspec.params["fault"]')  # each fault's own repository
 
 TESTS = """
 import pytest
