@@ -24,13 +24,13 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from .hook_needs import command_words, needs, script_in
-from .settings_hooks import FAULT_FILE, HOOKS_DIR, CommandHook, matches, project_settings
+from .settings_hooks import FAULT_FILE, HOOKS_DIR, CommandHook, project_settings
 
 _EXIT_2 = re.compile(r"exit\W{0,2}2\b")
 TIMEOUT = 2  # seconds: the timeout a `timeout` fault gives the hook in the world's settings
@@ -159,13 +159,6 @@ def armed(fault: Fault, world: Any) -> Iterator[CommandHook]:
         if path is not None and fault.kind == "not-executable":
             with contextlib.suppress(OSError):
                 path.chmod(mode)
-
-
-def covers(fault: Fault, directory: Path, tools: Sequence[str]) -> bool:
-    """Whether the guard `fault` fails would see a call of any of `tools` (its matcher): a fault of a hook the
-    calls never reach changes nothing."""
-    found = guards(directory)
-    return 1 <= fault.hook <= len(found) and any(matches(found[fault.hook - 1].matcher, t) for t in tools if t)
 
 
 def carry_fault(here: Any, there: Any) -> None:

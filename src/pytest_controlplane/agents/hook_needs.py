@@ -6,7 +6,7 @@ runs, each hook that would fail so here.
 
     needs(hook, directory)   ["node"], ["bash", "jq"], ["python3"]: its interpreter (the command's first word, or the
                              script's `#!`), then the programs its script runs that a CI image may lack
-    missing(hook, directory) those of them not on PATH
+    needs_lines(directory, hooks)  the header's words: each hook's needs, and those not on PATH
 """
 
 from __future__ import annotations
@@ -44,11 +44,6 @@ def needs(hook: CommandHook, directory: Path) -> list[str]:
         code = "\n".join(line for line in body.splitlines() if not line.lstrip().startswith(("#", "//")))
         found += [m.group(1) for m in _WORD.finditer(code)]
     return [name for name in dict.fromkeys(found) if name in PROGRAMS]
-
-
-def missing(hook: CommandHook, directory: Path) -> list[str]:
-    """The programs `hook` needs that are not on this machine's PATH."""
-    return [name for name in needs(hook, directory) if shutil.which(name) is None]
 
 
 def command_words(command: str, directory: Path) -> list[str]:
